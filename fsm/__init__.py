@@ -1,0 +1,51 @@
+"""callsieve: split a streamed model response into text, reasoning and tool calls.
+
+>>> import fsm
+>>> s = fsm.Sieve()
+>>> events = s.feed("Hi <tool_call>\\n<function=f>\\n</function>\\n</tool_call>") + s.close()
+"""
+
+from fsm.errors import (
+    CallsieveError,
+    FeedAfterCloseError,
+    GrammarError,
+    InvalidToolSchemaError,
+    MalformedBlockError,
+    UnknownDialectError,
+)
+from fsm.events import (
+    Diagnostic,
+    Event,
+    Reasoning,
+    Text,
+    ToolCall,
+    ToolCallDelta,
+    ToolCallStart,
+    merged,
+)
+from fsm.sieve import Parsed, Sieve, parse
+from grammar.registry import REGISTRY as _REGISTRY
+
+#: The built-in dialect names.
+DIALECTS: tuple[str, ...] = tuple(_REGISTRY)
+
+__all__ = [
+    "DIALECTS",
+    "Sieve",
+    "parse",
+    "Parsed",
+    "Event",
+    "Text",
+    "Reasoning",
+    "ToolCallStart",
+    "ToolCallDelta",
+    "ToolCall",
+    "Diagnostic",
+    "merged",
+    "CallsieveError",
+    "FeedAfterCloseError",
+    "GrammarError",
+    "InvalidToolSchemaError",
+    "MalformedBlockError",
+    "UnknownDialectError",
+]

@@ -1,0 +1,193 @@
+"""The compiled runner: a table read from the ``transitions`` machine, plus bulk scans.
+
+The table is not a second copy of the logic: :func:`compile_machine` walks the events
+of a machine built from the declaration (``machine.events[trigger].transitions``) and
+turns each into ``(guards, actions, dest)`` rows of plain functions.
+
+Bulk scans: in a state where a character class only loops back with one action that
+has a run form (``text_char`` → ``text_run``), the runner finds the next character that
+could leave the state with one compiled regex and applies the run form to everything
+before it. Where a start character (``<``) leads to ``maybe_tag``, the scan looks for
+the next place a marker of the current context could begin (a full match, or a prefix
+running off the end of the chunk) instead of stopping at every ``<``: a ``<`` that
+cannot begin a marker would come straight back to this state, as the same run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from fsm.context import Context
+from fsm.declare import CHAR_TRIGGERS, CLASSES, EOF_TRIGGER, OTHER, OVERFLOW, RUN_FORMS, Declaration
+from fsm.machine import build_machine
+from fsm.matcher import Matcher
+from grammar.api import MAX_TAG_CHARS
+
+Guard = tuple[Callable[[Context, str], bool], bool]
+Row = tuple[tuple[Guard, ...], tuple[Callable[[Context, str], None], ...], str]
+
+CLASS_OF: dict[str, str] = {ch: name for name, chars in CLASSES.items() for ch in chars}
+
+
+@dataclass
+class BulkRule:
+    """How to skip through a state: which characters stop, and the run action."""
+
+    stop_chars: str
+    run: Callable[[Context, str, int, int], int]
+    marker_aware: bool
+
+
+@dataclass
+class CompiledMachine:
+    table: dict[str, dict[str, tuple[Row, ...]]]
+    bulk: dict[str, BulkRule]
+    initial: str
+
+
+def compile_machine(decl: Declaration) -> CompiledMachine:
+    """Read the machine's events into a dispatch table and derive bulk-scan rules."""
+    machine = build_machine(decl, None)
+    table: dict[str, dict[str, list[Row]]] = {s: {} for s in decl.state_names()}
+    names: dict[str, dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]]] = {
+        s: {} for s in decl.state_names()
+    }
+    for trigger, event in machine.events.items():
+        for source, transitions in event.transitions.items():
+            for tr in transitions:
+                guards = tuple((getattr(Context, c.func), bool(c.target)) for c in tr.conditions)
+                actions = tuple(getattr(Context, a) for a in tr.before)
+                dest = tr.dest if tr.dest is not None else source
+                table[source].setdefault(trigger, []).append((guards, actions, dest))
+                names[source].setdefault(trigger, []).append(
+                    (tuple(c.func for c in tr.conditions), tuple(tr.before), dest)
+                )
+    frozen = {s: {t: tuple(rows) for t, rows in by.items()} for s, by in table.items()}
+    bulk: dict[str, BulkRule] = {}
+    for state, by_trigger in names.items():
+        rule = _bulk_rule(state, by_trigger)
+        if rule is not None:
+            bulk[state] = rule
+    return CompiledMachine(frozen, bulk, decl.initial)
+
+
+def _bulk_rule(state: str, by_trigger: dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]]) -> BulkRule | None:
+    other = by_trigger.get(OTHER, [])
+    if len(other) != 1:
+        return None
+    guards, actions, dest = other[0]
+    if guards or dest != state or len(actions) != 1 or actions[0] not in RUN_FORMS:
+        return None
+    action = actions[0]
+    stops: list[str] = []
+    marker_aware = False
+    for trig in CHAR_TRIGGERS:
+        if trig == OTHER:
+            continue
+        rows = by_trigger.get(trig, [])
+        if len(rows) == 1 and rows[0] == ((), (action,), state):
+            continue  # same self-loop: part of the run
+        if trig == "lt" and len(rows) == 1 and rows[0] == ((), ("tag_begin",), "maybe_tag"):
+            marker_aware = True
+            continue
+        stops.append(CLASSES[trig])
+    return BulkRule("".join(stops), getattr(Context, RUN_FORMS[action]), marker_aware)
+
+
+class CompiledRunner:
+    """Drives a :class:`Context` from the compiled table."""
+
+    def __init__(self, compiled: CompiledMachine, ctx: Context) -> None:
+        self.c = compiled
+        self.ctx = ctx
+        ctx.state = compiled.initial
+        self.base = 0
+        self._scanners: dict[tuple[str, int], Callable[[str, int], int]] = {}
+
+    # -- scanning
+    def _scanner(self, state: str, rule: BulkRule) -> Callable[[str, int], int]:
+        matcher = self.ctx.matcher(state) if rule.marker_aware else None
+        key = (state, id(matcher))
+        sc = self._scanners.get(key)
+        if sc is None:
+            sc = _make_scanner(rule, matcher)
+            self._scanners[key] = sc
+        return sc
+
+    # -- stepping
+    def _step(self, trigger: str, ch: str) -> None:
+        ctx = self.ctx
+        for guards, actions, dest in self.c.table[ctx.state][trigger]:
+            for g, target in guards:
+                if g(ctx, ch) != target:
+                    break
+            else:
+                for a in actions:
+                    a(ctx, ch)
+                ctx.state = dest
+                return
+        raise AssertionError(f"no transition from {ctx.state} on {trigger}")  # validate() prevents this
+
+    def feed(self, s: str) -> None:
+        self._run(s, self.base)
+        self.base += len(s)
+
+    def _run(self, s: str, base: int) -> None:
+        ctx = self.ctx
+        bulk = self.c.bulk
+        i, n = 0, len(s)
+        while i < n:
+            rule = bulk.get(ctx.state)
+            if rule is not None:
+                j = self._scanner(ctx.state, rule)(s, i)
+                if j > i:
+                    i = rule.run(ctx, s, i, j)
+                    if ctx.block is not None and ctx.over_limit():
+                        ctx.pos = base + i
+                        self._step(OVERFLOW, "")
+                    continue
+            ch = s[i]
+            ctx.pos = base + i
+            self._step(CLASS_OF.get(ch, OTHER), ch)
+            if ctx.pushback:
+                pb, ctx.pushback = ctx.pushback, ""
+                self._run(pb, base + i - len(pb))
+            if ctx.redo:
+                ctx.redo = False
+            else:
+                i += 1
+            if ctx.block is not None and ctx.over_limit():
+                ctx.pos = base + i
+                self._step(OVERFLOW, "")
+
+    def eof(self) -> None:
+        self.ctx.pos = self.base
+        self._step(EOF_TRIGGER, "")
+
+
+def _make_scanner(rule: BulkRule, matcher: Matcher | None) -> Callable[[str, int], int]:
+    parts = []
+    if rule.stop_chars:
+        parts.append("[" + re.escape(rule.stop_chars) + "]")
+    if matcher is not None and matcher.full_pattern:
+        parts.append(matcher.full_pattern)
+    if not parts:
+        return lambda s, i: len(s)
+    search = re.compile("|".join(parts)).search
+    if matcher is None or not matcher.full_pattern:
+        def scan(s: str, i: int) -> int:
+            m = search(s, i)
+            return m.start() if m else len(s)
+        return scan
+    partial_start = matcher.partial_start
+
+    def scan_markers(s: str, i: int) -> int:
+        m = search(s, i)
+        j = m.start() if m else len(s)
+        if j > len(s) - MAX_TAG_CHARS:
+            j = min(j, partial_start(s, i))
+        return j
+    return scan_markers
+

@@ -1,0 +1,99 @@
+"""The events a sieve emits. Every event carries ``raw``: the exact input it consumed.
+
+``"".join(e.raw for e in events) == input`` for every stream (contract point 2).
+Derived events (``ToolCallStart``, ``ToolCallDelta``, most ``Diagnostic``s) have an
+empty ``raw``: their input is in the ``raw`` of the ``ToolCall`` that follows. A
+``Diagnostic`` carries input only when a policy dropped that input.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Union
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """Text meant for the user."""
+
+    text: str
+    raw: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reasoning:
+    """The model's reasoning; the ``<think>`` tags travel in ``raw`` only."""
+
+    text: str
+    raw: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStart:
+    """A call's name is known; its arguments will follow as deltas."""
+
+    index: int
+    id: str
+    name: str
+    raw: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A fragment of the call's arguments JSON; a call's fragments concatenate to
+    ``ToolCall.arguments_json``."""
+
+    index: int
+    arguments: str
+    raw: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A complete call, decided once its block closed."""
+
+    index: int
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    raw: str
+    dialect: str
+
+    @property
+    def arguments_json(self) -> str:
+        """The arguments as JSON text, exactly as the deltas spelled them."""
+        return json.dumps(self.arguments, ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """Something worth knowing: a malformed block released as text, an unknown tool,
+    a value that did not fit its schema. ``offset`` is a character offset in the stream."""
+
+    code: str
+    message: str
+    offset: int
+    raw: str = ""
+
+
+Event = Union[Text, Reasoning, ToolCallStart, ToolCallDelta, ToolCall, Diagnostic]
+
+
+def merged(events: list[Event]) -> list[Event]:
+    """Adjacent Text, Reasoning, and same-call ToolCallDelta events merged into one.
+
+    Chunking changes how text is split across events, never what the merged list is.
+    """
+    out: list[Event] = []
+    for e in events:
+        last = out[-1] if out else None
+        if isinstance(e, Text) and isinstance(last, Text):
+            out[-1] = Text(last.text + e.text, last.raw + e.raw)
+        elif isinstance(e, Reasoning) and isinstance(last, Reasoning):
+            out[-1] = Reasoning(last.text + e.text, last.raw + e.raw)
+        elif isinstance(e, ToolCallDelta) and isinstance(last, ToolCallDelta) and last.index == e.index:
+            out[-1] = ToolCallDelta(e.index, last.arguments + e.arguments)
+        else:
+            out.append(e)
+    return out

@@ -1,0 +1,86 @@
+"""Parameter values: from raw wire text to a decoded string, incrementally.
+
+A :class:`ValueDecoder` is fed the raw value in pieces (tagged as CDATA or not) and
+returns, each time, only output that can no longer change: a trailing newline that
+Qwen3-Coder would strip, or an ``&am`` that may become ``&``, is held back until the
+next piece or the end decides it. So streamed argument fragments never need retracting.
+"""
+
+from __future__ import annotations
+
+import re
+
+from grammar.api import ValueStyle
+
+_ENTITY = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});")
+_NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
+#: Longest entity reference, so a longer tail after "&" can be released as is.
+_ENTITY_MAX = 10
+
+
+def _entity(m: "re.Match[str]") -> str:
+    body = m.group(1)
+    if body in _NAMED:
+        return _NAMED[body]
+    try:
+        code = int(body[2:], 16) if body[1] in "xX" else int(body[1:])
+        return chr(code)
+    except (ValueError, OverflowError):
+        return m.group(0)
+
+
+def unescape_xml(text: str) -> str:
+    """The five XML entities and numeric character references; nothing else."""
+    return _ENTITY.sub(_entity, text) if "&" in text else text
+
+
+class ValueDecoder:
+    __slots__ = ("strip", "unescape", "started", "entity_tail", "newline_held")
+
+    def __init__(self, style: ValueStyle) -> None:
+        self.strip = style.strip_newlines
+        self.unescape = style.unescape_entities
+        self.started = False
+        self.entity_tail = ""
+        self.newline_held = False
+
+    def feed(self, piece: str, cdata: bool = False) -> str:
+        if not piece:
+            return ""
+        if not self.started:
+            self.started = True
+            if self.strip and piece[0] == "\n":
+                piece = piece[1:]
+                if not piece:
+                    return ""
+        if self.unescape and not cdata:
+            text = self.entity_tail + piece
+            self.entity_tail = ""
+            amp = text.rfind("&")
+            if amp >= 0 and ";" not in text[amp:] and len(text) - amp < _ENTITY_MAX:
+                self.entity_tail = text[amp:]
+                text = text[:amp]
+            out = unescape_xml(text)
+        else:
+            out = self.entity_tail + piece
+            self.entity_tail = ""
+        return self._hold_newline(out)
+
+    def _hold_newline(self, out: str) -> str:
+        if not self.strip or not out:
+            return out
+        if self.newline_held:
+            out = "\n" + out
+            self.newline_held = False
+        if out[-1] == "\n":
+            self.newline_held = True
+            out = out[:-1]
+        return out
+
+    def finish(self) -> str:
+        """What is left at the value's close (a held trailing newline is dropped)."""
+        out = self.entity_tail
+        self.entity_tail = ""
+        if out:
+            return self._hold_newline(out)
+        return ""

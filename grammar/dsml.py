@@ -1,0 +1,92 @@
+"""DeepSeek DSML: V3.2 ``function_calls`` and V4 ``tool_calls`` blocks, and leaked variants.
+
+Wire format (shared/reference/dialects.md §1)::
+
+    <｜DSML｜function_calls>
+    <｜DSML｜invoke name="get_weather">
+    <｜DSML｜parameter name="location" string="true">杭州</｜DSML｜parameter>
+    <｜DSML｜parameter name="days" string="false">3</｜DSML｜parameter>
+    </｜DSML｜invoke>
+    </｜DSML｜function_calls>
+
+Bars are any run of U+FF5C ``｜``, ASCII ``|`` or U+2016 ``‖`` (seed 001 shows ``‖``),
+with optional spaces around ``DSML`` and before the tag name; ``EPSE`` is accepted where
+``DSML`` is (the hybrid close seen leaking). Block names: ``function_calls``,
+``tool_calls``, ``calls`` (and ``tool-calls``, ``toolcalls``). ``string="true"`` values
+are raw text, ``string="false"`` values are JSON; CDATA values are raw.
+"""
+
+from __future__ import annotations
+
+from grammar.api import Dialect, Kind, Marker, ValueStyle
+from grammar.tags import ATTRS, END, LT
+
+BARS = "[\uff5c|\u2016]{1,4}"
+PREFIX = rf"\s{{0,4}}{BARS}\s{{0,4}}(?i:DSML|EPSE)\s{{0,4}}{BARS}\s{{0,4}}"
+BLOCK = "(?i:function_calls|tool_calls|tool-calls|toolcalls|calls)"
+
+#: Bar spellings the examples (and so the property tests) cover.
+BAR_VARIANTS = ("\uff5c", "|", "\u2016", "\uff5c\uff5c", "||", "\u2016\u2016")
+BLOCK_NAMES = ("function_calls", "tool_calls", "calls")
+
+
+def _tag(bar: str, name: str, close: bool = False, space: str = "", lt: str = "<") -> str:
+    return f"{lt}{'/' if close else ''}{bar}DSML{bar}{space}{name}"
+
+
+def _examples(name: str, close: bool, attrs: str = "") -> tuple[str, ...]:
+    out = []
+    for bar in BAR_VARIANTS:
+        for space in ("", " "):
+            out.append(_tag(bar, name, close, space) + attrs + ">")
+    out.append(_tag("\uff5c", name, close, "", "\uff1c") + attrs + ">")
+    return tuple(out)
+
+
+def _block_examples(close: bool) -> tuple[str, ...]:
+    return tuple(e for b in BLOCK_NAMES for e in _examples(b, close))
+
+
+MARKERS = (
+    Marker(Kind.BLOCK_OPEN, f"{LT}{PREFIX}{BLOCK}{END}", _block_examples(False), "<｜DSML｜function_calls>"),
+    Marker(Kind.BLOCK_CLOSE, f"{LT}/{PREFIX}{BLOCK}{END}", _block_examples(True), "</｜DSML｜function_calls>"),
+    Marker(Kind.CALL_OPEN, f"{LT}{PREFIX}(?i:invoke){ATTRS}{END}", _examples("invoke", False, ' name="f"'), '<｜DSML｜invoke name="…">'),
+    Marker(Kind.CALL_CLOSE, f"{LT}/{PREFIX}(?i:invoke){END}", _examples("invoke", True), "</｜DSML｜invoke>"),
+    Marker(
+        Kind.PARAM_OPEN,
+        f"{LT}{PREFIX}(?i:parameter){ATTRS}{END}",
+        _examples("parameter", False, ' name="k" string="true"') + _examples("parameter", False, ' name="k" string="false"'),
+        '<｜DSML｜parameter name="…" string="…">',
+    ),
+    Marker(Kind.PARAM_CLOSE, f"{LT}/{PREFIX}(?i:parameter){END}", _examples("parameter", True), "</｜DSML｜parameter>"),
+)
+
+
+def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 0) -> str:
+    """A well-formed block; ``variant`` picks the bar spelling, spacing and block name."""
+    bar = BAR_VARIANTS[variant % len(BAR_VARIANTS)]
+    space = " " if (variant // len(BAR_VARIANTS)) % 2 else ""
+    block = BLOCK_NAMES[(variant // (2 * len(BAR_VARIANTS))) % len(BLOCK_NAMES)]
+    lines = [_tag(bar, block, False, space) + ">"]
+    for name, params in calls:
+        lines.append(_tag(bar, "invoke", False, space) + f' name="{name}">')
+        for key, value, is_json in params:
+            flag = "false" if is_json else "true"
+            lines.append(
+                _tag(bar, "parameter", False, space) + f' name="{key}" string="{flag}">'
+                + value + _tag(bar, "parameter", True, space) + ">"
+            )
+        lines.append(_tag(bar, "invoke", True, space) + ">")
+    lines.append(_tag(bar, block, True, space) + ">")
+    return "\n".join(lines)
+
+
+DIALECT = Dialect(
+    name="dsml",
+    title="DeepSeek DSML (V3.2 function_calls, V4 tool_calls)",
+    markers=MARKERS,
+    value=ValueStyle(cdata=True),
+    bodies=("json",),
+    sample=render([("get_weather", [("location", "杭州", False), ("days", "3", True)])]),
+    render=render,
+)

@@ -1,0 +1,54 @@
+"""Qwen3-Coder XML: ``<tool_call><function=N><parameter=K>…</parameter></function></tool_call>``.
+
+Wire format (shared/reference/dialects.md §4)::
+
+    <tool_call>
+    <function=write_file>
+    <parameter=path>
+    src/a.py
+    </parameter>
+    </function>
+    </tool_call>
+
+Values are raw and unescaped; exactly one leading and one trailing newline is stripped.
+A literal ``</parameter>`` inside a value is data unless what follows it is another
+parameter, the call close or the block close (the seed 004 bug).
+"""
+
+from __future__ import annotations
+
+from grammar.api import Dialect, Kind, Marker, ValueStyle
+from grammar.tags import END, LT, close_tag, open_tag
+
+NAME = r"(?P<name>[^<>\uff1c\n]{1,128})"
+
+MARKERS = (
+    Marker(Kind.BLOCK_OPEN, open_tag("tool_call"), ("<tool_call>",), "<tool_call>"),
+    Marker(Kind.BLOCK_CLOSE, close_tag("tool_call"), ("</tool_call>",), "</tool_call>"),
+    Marker(Kind.CALL_OPEN, f"{LT}(?i:function)={NAME}{END}", ("<function=f>", "<function=write_file>"), "<function=…>"),
+    Marker(Kind.CALL_CLOSE, close_tag("function"), ("</function>",), "</function>"),
+    Marker(Kind.PARAM_OPEN, f"{LT}(?i:parameter)={NAME}{END}", ("<parameter=k>", "<parameter=content>"), "<parameter=…>"),
+    Marker(Kind.PARAM_CLOSE, close_tag("parameter"), ("</parameter>",), "</parameter>"),
+)
+
+
+def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 0) -> str:
+    """Well-formed blocks, one per call, as the chat template writes them."""
+    out = []
+    for name, params in calls:
+        parts = [f"<tool_call>\n<function={name}>\n"]
+        for key, value, _is_json in params:
+            parts.append(f"<parameter={key}>\n{value}\n</parameter>\n")
+        parts.append("</function>\n</tool_call>")
+        out.append("".join(parts))
+    return "\n".join(out)
+
+
+DIALECT = Dialect(
+    name="qwen3_coder",
+    title="Qwen3-Coder XML (<tool_call><function=…>)",
+    markers=MARKERS,
+    value=ValueStyle(strip_newlines=True),
+    sample=render([("write_file", [("path", "src/a.py", False), ("content", "def f():\n    return 1", False)])]),
+    render=render,
+)

@@ -1,0 +1,34 @@
+"""The built-in dialects, by name. Adding a dialect: write its module, list it here."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from fsm.errors import UnknownDialectError
+from grammar import dsml, minimax_m2, qwen3_coder, xml
+from grammar.api import Dialect, validate
+
+REGISTRY: dict[str, Dialect] = {d.name: d for d in (dsml.DIALECT, xml.DIALECT, qwen3_coder.DIALECT, minimax_m2.DIALECT)}
+for _d in REGISTRY.values():
+    validate(_d)
+
+
+def resolve(dialects: Iterable[str | Dialect] | str | None) -> tuple[Dialect, ...]:
+    """Dialect objects for names (``None``: all built-in); unknown names raise."""
+    if dialects is None:
+        return tuple(REGISTRY.values())
+    if isinstance(dialects, (str, Dialect)):
+        dialects = [dialects]
+    out: list[Dialect] = []
+    for d in dialects:
+        if isinstance(d, Dialect):
+            validate(d)
+            out.append(d)
+            continue
+        if d not in REGISTRY:
+            known = ", ".join(REGISTRY)
+            raise UnknownDialectError(f"unknown dialect {d!r}; known: {known}")
+        out.append(REGISTRY[d])
+    if not out:
+        raise UnknownDialectError("no dialect given")
+    return tuple(out)

@@ -1,0 +1,59 @@
+"""Gateway XML: ``<tool_calls>`` / ``<function_calls>`` around ``<invoke>`` and ``<parameter>``.
+
+Wire format (shared/reference/dialects.md §10, the canonical form of ds2api)::
+
+    <tool_calls>
+      <invoke name="NAME">
+        <parameter name="KEY"><![CDATA[raw value, may contain </parameter>]]></parameter>
+      </invoke>
+    </tool_calls>
+
+CDATA values are kept raw; outside CDATA the XML entities are unescaped.
+"""
+
+from __future__ import annotations
+
+from grammar.api import Dialect, Kind, Marker, ValueStyle
+from grammar.tags import close_tag, open_tag
+
+BLOCK = "tool_calls|function_calls"
+
+MARKERS = (
+    Marker(Kind.BLOCK_OPEN, open_tag(f"(?:{BLOCK})"), ("<tool_calls>", "<function_calls>", "<TOOL_CALLS >"), "<tool_calls>"),
+    Marker(Kind.BLOCK_CLOSE, close_tag(f"(?:{BLOCK})"), ("</tool_calls>", "</function_calls>"), "</tool_calls>"),
+    Marker(Kind.CALL_OPEN, open_tag("invoke"), ('<invoke name="f">', "<invoke name='f' >"), '<invoke name="…">'),
+    Marker(Kind.CALL_CLOSE, close_tag("invoke"), ("</invoke>",), "</invoke>"),
+    Marker(Kind.PARAM_OPEN, open_tag("parameter"), ('<parameter name="k">', '<parameter name="k" string="true">'), '<parameter name="…">'),
+    Marker(Kind.PARAM_CLOSE, close_tag("parameter"), ("</parameter>",), "</parameter>"),
+)
+
+
+def _escape(value: str) -> str:
+    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 0) -> str:
+    """A well-formed block; odd variants wrap values in CDATA, others escape them."""
+    block = ("tool_calls", "function_calls")[(variant // 2) % 2]
+    lines = [f"<{block}>"]
+    for name, params in calls:
+        lines.append(f'  <invoke name="{name}">')
+        for key, value, _is_json in params:
+            if variant % 2 and "]]>" not in value:
+                body = f"<![CDATA[{value}]]>"
+            else:
+                body = _escape(value)
+            lines.append(f'    <parameter name="{key}">{body}</parameter>')
+        lines.append("  </invoke>")
+    lines.append(f"</{block}>")
+    return "\n".join(lines)
+
+
+DIALECT = Dialect(
+    name="xml",
+    title="Gateway XML (<tool_calls>/<invoke>/<parameter>)",
+    markers=MARKERS,
+    value=ValueStyle(unescape_entities=True, cdata=True),
+    sample=render([("read_file", [("path", "a.md", False)])], 1),
+    render=render,
+)
