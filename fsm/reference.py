@@ -35,12 +35,11 @@ class ReferenceRunner:
             ch = s[i]
             ctx.pos = base + i
             ctx.trigger(CLASS_OF.get(ch, OTHER), ch)
+            redo, ctx.redo = ctx.redo, False
             if ctx.pushback:
                 pb, ctx.pushback = ctx.pushback, ""
                 self._run(pb, base + i - len(pb))
-            if ctx.redo:
-                ctx.redo = False
-            else:
+            if not redo:
                 i += 1
             if ctx.block is not None and ctx.over_limit():
                 ctx.pos = base + i
