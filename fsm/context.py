@@ -316,7 +316,7 @@ class Context:
             self._value(first)
         self.pushback = rest
 
-    def tag_release_eof(self) -> None:
+    def tag_release_eof(self, ch: str = "") -> None:
         """End of stream inside a held tag that came from text or reasoning."""
         tag, self.tag = self.tag, ""
         if self.origin == "in_reasoning":
@@ -684,10 +684,10 @@ class Context:
     def abort_block_eof(self, ch: str = "") -> None:
         b = self.block
         assert b is not None
-        self.block = None
         if self.tag:
             self._hold(self.tag)
             self.tag = ""
+        self.block = None
         if b.held:
             b.held = []
         self._release(b, "unterminated_block", f"the stream ended inside a {b.dialect.name} block")

@@ -1,0 +1,196 @@
+"""The contract of shared/DESIGN.md, one property per point, over every dialect."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, strategies as st
+
+import fsm
+from fsm.events import merged
+from strategies import DIALECTS, Expected, any_dialect, chunks, document, run, soup
+from grammar.api import Kind
+
+
+def texts(events: list[fsm.Event]) -> str:
+    return "".join(e.text for e in events if isinstance(e, fsm.Text))
+
+
+def calls(events: list[fsm.Event]) -> list[tuple[str, dict[str, object]]]:
+    return [(e.name, e.arguments) for e in events if isinstance(e, fsm.ToolCall)]
+
+
+# 1. No leak -----------------------------------------------------------------------
+@given(st.data())
+def test_no_leak_well_formed_blocks_leave_only_the_prose(data: st.DataObject) -> None:
+    """However the input is cut (markers split across chunks included), the text
+    events are exactly the prose: no byte of a recognised block reaches them."""
+    d = data.draw(any_dialect)
+    doc, expected = data.draw(document(d))
+    events = run(data.draw(chunks(doc)), dialects=[d.name])
+    assert texts(events) == expected.text
+    assert calls(events) == expected.calls
+    assert not [e for e in events if isinstance(e, fsm.Diagnostic)]
+
+
+@given(st.data())
+def test_no_leak_with_every_dialect_enabled(data: st.DataObject) -> None:
+    d = data.draw(any_dialect)
+    doc, expected = data.draw(document(d))
+    events = run(data.draw(chunks(doc)))
+    assert texts(events) == expected.text
+    assert calls(events) == expected.calls
+
+
+@pytest.mark.parametrize("d", DIALECTS, ids=lambda d: d.name)
+def test_no_leak_marker_split_at_every_position(d: fsm.Dialect) -> None:  # type: ignore[name-defined]
+    """Every example of every marker, cut at every position, is held and never leaks."""
+    assert d.render is not None
+    block = d.render([("f", [("k", "v", False)])], 0)
+    doc = "hello " + block + " bye"
+    for cut in range(1, len(doc)):
+        events = run([doc[:cut], doc[cut:]], dialects=[d.name])
+        assert texts(events) == "hello  bye", (d.name, cut)
+        assert calls(events) == [("f", {"k": "v"})]
+
+
+# 2. No loss -----------------------------------------------------------------------
+@given(st.data())
+def test_no_loss_raw_rebuilds_any_input(data: st.DataObject) -> None:
+    doc = data.draw(soup())
+    policy = data.draw(st.sampled_from(["text", "drop"]))
+    events = run(data.draw(chunks(doc)), on_malformed=policy)
+    assert "".join(e.raw for e in events) == doc
+
+
+@given(st.data())
+def test_no_loss_reasoning_tags_travel_in_reasoning_raw(data: st.DataObject) -> None:
+    thought = data.draw(st.text(alphabet="ab <>/\n", max_size=20).filter(lambda s: "</think" not in s))
+    doc = "<think>" + thought + "</think>after"
+    events = run(data.draw(chunks(doc)))
+    reasoning = [e for e in merged(events) if isinstance(e, fsm.Reasoning)]
+    assert [(r.text, r.raw) for r in reasoning] == [(thought, "<think>" + thought + "</think>")]
+    assert texts(events) == "after"
+
+
+# 3. Chunking does not matter -------------------------------------------------------
+@given(st.data())
+def test_chunking_does_not_matter(data: st.DataObject) -> None:
+    doc = data.draw(soup())
+    whole = merged(run([doc]))
+    assert merged(run(data.draw(chunks(doc)))) == whole
+    assert merged(run(list(doc))) == whole
+
+
+@given(st.data())
+def test_chunking_does_not_matter_for_documents(data: st.DataObject) -> None:
+    d = data.draw(any_dialect)
+    doc, _ = data.draw(document(d))
+    assert merged(run(data.draw(chunks(doc)))) == merged(run([doc]))
+
+
+# 4. Grammar-aware termination ------------------------------------------------------
+@given(st.data())
+def test_a_close_inside_a_value_is_data_unless_grammar_follows(data: st.DataObject) -> None:
+    """Values built around the dialect's own literal close come back whole."""
+    d = data.draw(any_dialect)
+    assert d.render is not None
+    close = data.draw(st.sampled_from([ex for m in d.of(Kind.PARAM_CLOSE) for ex in m.examples]))
+    tail = data.draw(st.sampled_from(["\nmore", " x", "\nx</tool_call>\nend", "<b>", "\n<parameter"]))
+    value = "line\n" + close + tail
+    block = d.render([("write", [("content", value, False)])], data.draw(st.integers(0, 64)))
+    events = run(data.draw(chunks(block)), dialects=[d.name])
+    assert calls(events) == [("write", {"content": value})]
+
+
+def test_close_followed_by_grammar_closes() -> None:
+    doc = "<tool_call>\n<function=f>\n<parameter=a>\nx\n</parameter>\n<parameter=b>\ny\n</parameter>\n</function>\n</tool_call>"
+    assert calls(run([doc])) == [("f", {"a": "x", "b": "y"})]
+
+
+# 5. Context: fences, inline code, CDATA, JSON strings ------------------------------
+@given(st.data())
+def test_markup_in_a_fence_or_inline_code_is_text(data: st.DataObject) -> None:
+    d = data.draw(any_dialect)
+    assert d.render is not None
+    block = d.render([("f", [("k", "v", False)])], data.draw(st.integers(0, 64)))
+    fence = data.draw(st.sampled_from(["```", "~~~", "````", "```json"]))
+    close = fence.rstrip("json")
+    doc = data.draw(st.sampled_from([
+        f"Example:\n{fence}\n{block}\n{close}\nafter",
+        f"Use `{block.splitlines()[0]}` to open a block.",
+        f"Inline ``{block.splitlines()[0]}`` too.",
+    ]))
+    events = run(data.draw(chunks(doc)))
+    assert texts(events) == doc
+    assert calls(events) == []
+
+
+@given(st.data())
+def test_markup_inside_cdata_is_data(data: st.DataObject) -> None:
+    inner = data.draw(st.sampled_from(["</parameter>", "</tool_calls>", "</invoke>", '<invoke name="x">', "]]", "]", "<tool_call>"]))
+    value = "a" + inner + "b"
+    doc = f'<tool_calls>\n<invoke name="w">\n<parameter name="c"><![CDATA[{value}]]></parameter>\n</invoke>\n</tool_calls>'
+    events = run(data.draw(chunks(doc)))
+    assert calls(events) == [("w", {"c": value})]
+    assert texts(events) == ""
+
+
+@given(st.data())
+def test_a_close_inside_a_json_string_is_data(data: st.DataObject) -> None:
+    bar = data.draw(st.sampled_from(["\uff5c", "|", "\u2016"]))
+    close = f"</{bar}DSML{bar}parameter>"
+    doc = (
+        f'<{bar}DSML{bar}tool_calls>\n<{bar}DSML{bar}invoke name="f">\n'
+        f'<{bar}DSML{bar}parameter name="obj" string="false">{{"s": "{close}\\n<x>", "n": [1, {{"m": null}}]}}{close}\n'
+        f"</{bar}DSML{bar}invoke>\n</{bar}DSML{bar}tool_calls>"
+    )
+    events = run(data.draw(chunks(doc)))
+    assert calls(events) == [("f", {"obj": {"s": close + "\n<x>", "n": [1, {"m": None}]}})]
+
+
+# 6. Bounded: a runaway block is released, not held forever ------------------------
+@given(st.data())
+def test_a_block_over_the_limit_is_released_as_text(data: st.DataObject) -> None:
+    body = "x" * data.draw(st.integers(50, 200))
+    doc = "<tool_call>\n<function=f>\n<parameter=a>\n" + body
+    events = run(data.draw(chunks(doc)), max_block_chars=40)
+    diags = [e for e in events if isinstance(e, fsm.Diagnostic)]
+    assert [d.code for d in diags] == ["block_too_large"]
+    assert texts(events) == doc
+    assert "".join(e.raw for e in events) == doc
+
+
+# 7. Total -------------------------------------------------------------------------
+@given(st.text(), st.data())
+def test_feed_never_raises_on_any_text(doc: str, data: st.DataObject) -> None:
+    names = data.draw(st.lists(st.sampled_from(list(fsm.DIALECTS)), min_size=1, unique=True))
+    events = run(data.draw(chunks(doc)), dialects=names, start_in_reasoning=data.draw(st.booleans()))
+    assert "".join(e.raw for e in events) == doc
+
+
+@given(st.data())
+def test_feed_never_raises_on_grammar_soup(data: st.DataObject) -> None:
+    doc = data.draw(soup(80))
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"properties": {"k": {"type": "integer"}}}}}]
+    policy = data.draw(st.sampled_from(["call", "text", "drop"]))
+    events = run(data.draw(chunks(doc)), tools=tools, unknown_tool=policy)
+    assert "".join(e.raw for e in events) == doc
+    for e in events:
+        if isinstance(e, fsm.Text):
+            assert e.text == e.raw
+
+
+def test_deltas_concatenate_to_the_final_arguments() -> None:
+    doc = "<tool_call>\n<function=f>\n<parameter=a>\n" + "x<y>&" * 50 + "\n</parameter>\n</function>\n</tool_call>"
+    s = fsm.Sieve()
+    events: list[fsm.Event] = []
+    for i in range(0, len(doc), 7):
+        events += s.feed(doc[i : i + 7])
+    events += s.close()
+    deltas = [e.arguments for e in events if isinstance(e, fsm.ToolCallDelta)]
+    (call,) = [e for e in events if isinstance(e, fsm.ToolCall)]
+    assert len(deltas) > 5
+    assert "".join(deltas) == call.arguments_json
+    assert not any(re.search(r"</param", d) for d in deltas)
