@@ -31,10 +31,12 @@ def load_tools(tools: Iterable[Any] | None) -> dict[str, dict[str, Any]] | None:
         name = fn.get("name")
         if not isinstance(name, str) or not name:
             raise InvalidToolSchemaError(f"tools[{i}]: function has no 'name'")
-        params = fn.get("parameters", {}) or {}
+        params = fn.get("parameters")
+        params = {} if params is None else params
         if not isinstance(params, Mapping):
             raise InvalidToolSchemaError(f"tools[{i}] ({name}): 'parameters' must be an object")
-        props = params.get("properties", {}) or {}
+        props = params.get("properties")
+        props = {} if props is None else props
         if not isinstance(props, Mapping) or not all(isinstance(v, Mapping) for v in props.values()):
             raise InvalidToolSchemaError(f"tools[{i}] ({name}): 'parameters.properties' must map names to schemas")
         out[name] = {str(k): dict(v) for k, v in props.items()}
