@@ -1,0 +1,453 @@
+"""fsm.openai against the real ``openai`` client and a local OpenAI-compatible SSE server.
+
+The server (127.0.0.1, port 0, started per module) replays scripted upstream chunks; the
+script is picked by the request's ``model``. The upstream leaks markup into
+``delta.content`` the way seed 001 (DeepSeek DSML read aloud by TTS) and seed 004
+(a literal ``</parameter>`` inside a file argument) describe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Iterator
+
+import pytest
+
+openai = pytest.importorskip("openai")
+from openai.lib.streaming.chat import ChatCompletionStreamState  # noqa: E402
+
+import fsm  # noqa: E402
+from fsm.openai import asieve_stream, clean_completion, clean_message, sieve_stream  # noqa: E402
+
+BAR = "\u2016"  # ‖, as seed 001 shows it
+INTRO = "好的，我先写一首小诗，再念给西溪公主听：\n\n"
+POEM = "西溪公主回城堡，\n星星点灯照她跑。"
+# Seed 001's leak, with the opening marker split across two SSE events ("<‖DS" + "ML‖...").
+DSML_PARTS = [
+    INTRO[:6],
+    INTRO[6:] + f"<{BAR}DS",
+    f"ML{BAR}tool_calls>\n<{BAR}DSML{BAR}invoke name=\"voice_output_speak\">\n",
+    f'<{BAR}DSML{BAR}parameter name="text" string="true">{POEM[:8]}',
+    POEM[8:],
+    f"</{BAR}DSML{BAR}parameter>\n</{BAR}DSML{BAR}invoke>\n</{BAR}DSML{BAR}tool_calls>",
+]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "voice_output_speak",
+            "parameters": {"type": "object", "properties": {"text": {"type": "string"}}},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "create_file",
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+            },
+        },
+    },
+]
+
+# Seed 004: the file content holds a literal </parameter> that must not end the value.
+SEED4_CONTENT = "line\n</parameter>\nmore"
+SEED4 = (
+    "I'll create the file.\n<tool_call>\n<function=create_file>\n<parameter=path>\na.md\n</parameter>\n"
+    f"<parameter=content>\n{SEED4_CONTENT}\n</parameter>\n</function>\n</tool_call>"
+)
+
+
+def _split(s: str, n: int) -> list[str]:
+    return [s[i : i + n] for i in range(0, len(s), n)]
+
+
+def _delta_chunk(delta: dict[str, Any], finish: str | None = None, index: int = 0) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-local",
+        "object": "chat.completion.chunk",
+        "created": 1700000000,
+        "model": "local",
+        "choices": [{"index": index, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def _upstream_call(index: int, id: str | None = None, name: str | None = None, args: str = "") -> dict[str, Any]:
+    entry: dict[str, Any] = {"index": index, "function": {"arguments": args}}
+    if id is not None:
+        entry["id"] = id
+        entry["type"] = "function"
+        entry["function"]["name"] = name
+    return entry
+
+
+UPSTREAM_TIME = [
+    _upstream_call(0, "call_up_time", "get_time"),
+    _upstream_call(0, args='{"tz": '),
+    _upstream_call(0, args='"UTC"}'),
+]
+
+SCRIPTS: dict[str, list[dict[str, Any]]] = {
+    "dsml-leak": [_delta_chunk({"role": "assistant", "content": ""})]
+    + [_delta_chunk({"content": p}) for p in DSML_PARTS]
+    + [_delta_chunk({}, "stop")],
+    "seed004": [_delta_chunk({"role": "assistant", "content": ""})]
+    + [_delta_chunk({"content": p}) for p in _split(SEED4, 5)]
+    + [_delta_chunk({}, "stop")],
+    # The upstream streams its own call first, then leaks a second one as DSML.
+    "upstream-first": [_delta_chunk({"role": "assistant", "content": ""})]
+    + [_delta_chunk({"tool_calls": [tc]}) for tc in UPSTREAM_TIME]
+    + [_delta_chunk({"content": p}) for p in DSML_PARTS]
+    + [_delta_chunk({}, "tool_calls")],
+    # The leaked call comes first; the upstream's own call (index 0 upstream) follows.
+    "leak-first": [_delta_chunk({"role": "assistant", "content": ""})]
+    + [_delta_chunk({"content": p}) for p in DSML_PARTS]
+    + [_delta_chunk({"tool_calls": [tc]}) for tc in UPSTREAM_TIME]
+    + [_delta_chunk({}, "tool_calls")],
+    "reasoning": [
+        _delta_chunk({"role": "assistant", "content": "", "reasoning_content": "upstream thinks. "}),
+        _delta_chunk({"content": "<thi"}),
+        _delta_chunk({"content": "nk>leaked thought</th"}),
+        _delta_chunk({"content": "ink>The answer is 4."}),
+        _delta_chunk({}, "stop"),
+    ],
+    # The stream is cut inside a block: the started call is abandoned, the markup is
+    # released as text before the (held) finish chunk.
+    "cut": [
+        _delta_chunk({"role": "assistant", "content": ""}),
+        _delta_chunk({"content": "Writing.\n<tool_call>\n<function=create_file>\n<parameter=path>\na"}),
+        _delta_chunk({"content": ".md"}, "length"),
+    ],
+}
+
+NONSTREAM = {
+    "id": "chatcmpl-local",
+    "object": "chat.completion",
+    "created": 1700000000,
+    "model": "local",
+    "choices": [
+        {
+            "index": 0,
+            "message": {"role": "assistant", "content": "".join(DSML_PARTS)},
+            "finish_reason": "stop",
+        }
+    ],
+}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if not body.get("stream"):
+            data = json.dumps(NONSTREAM).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        for chunk in SCRIPTS[body["model"]]:
+            self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
+            self.wfile.flush()
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+@pytest.fixture(scope="module")
+def client(base_url: str) -> Iterator[Any]:
+    c = openai.OpenAI(base_url=base_url, api_key="test", max_retries=0, timeout=10)
+    yield c
+    c.close()
+
+
+def _create(client: Any, model: str) -> Any:
+    return client.chat.completions.create(model=model, messages=[{"role": "user", "content": "hi"}], stream=True)
+
+
+def _accumulate(chunks: list[Any]) -> Any:
+    state: Any = ChatCompletionStreamState()
+    for c in chunks:
+        state.handle_chunk(c)
+    return state.current_completion_snapshot
+
+
+def _content(chunks: list[Any]) -> str:
+    return "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+
+
+def _assert_openai_call_shape(chunks: list[Any]) -> None:
+    """At most one tool-call entry per chunk; id/type/name only on a call's first entry."""
+    seen: set[int] = set()
+    for c in chunks:
+        for ch in c.choices:
+            calls = ch.delta.tool_calls or []
+            assert len(calls) <= 1
+            for tc in calls:
+                if tc.index in seen:
+                    assert tc.id is None and tc.type is None and tc.function.name is None
+                else:
+                    seen.add(tc.index)
+                    assert tc.id and tc.type == "function" and tc.function.name
+                    assert tc.function.arguments == ""
+
+
+# ---------------------------------------------------------------- the real client
+def test_raw_upstream_leaks_dsml_so_the_test_can_fail(client: Any) -> None:
+    raw = list(_create(client, "dsml-leak"))
+    assert any(c.choices and (c.choices[0].delta.content or "").endswith(f"<{BAR}DS") for c in raw)
+    assert "DSML" in _content(raw)
+    assert not any(c.choices and c.choices[0].delta.tool_calls for c in raw)
+
+
+def test_real_client_gets_clean_content_and_tool_calls(client: Any) -> None:
+    out = list(sieve_stream(_create(client, "dsml-leak"), dialects=["dsml"], tools=TOOLS))
+    assert all(isinstance(c, openai.types.chat.ChatCompletionChunk) for c in out)
+    content = _content(out)
+    assert content == INTRO
+    for c in out:
+        text = c.choices[0].delta.content or "" if c.choices else ""
+        assert "DSML" not in text and "<" not in text and BAR not in text
+    _assert_openai_call_shape(out)
+    snap = _accumulate(out)
+    msg = snap.choices[0].message
+    assert msg.content == INTRO
+    assert len(msg.tool_calls) == 1
+    call = msg.tool_calls[0]
+    assert call.type == "function" and call.function.name == "voice_output_speak"
+    assert json.loads(call.function.arguments) == {"text": POEM}
+    assert call.id.startswith("call_")
+    assert snap.choices[0].finish_reason == "tool_calls"
+    assert out[-1].choices[0].finish_reason == "tool_calls"
+    assert all(c.choices[0].finish_reason is None for c in out[:-1])
+    # The poem streamed: its argument fragments arrived in more than one chunk.
+    arg_chunks = [c for c in out if c.choices[0].delta.tool_calls and c.choices[0].delta.tool_calls[0].function.arguments]
+    assert len(arg_chunks) >= 2
+
+
+def test_async_client_gets_the_same_chunks(base_url: str, client: Any) -> None:
+    sync_out = list(sieve_stream(_create(client, "dsml-leak"), dialects=["dsml"], tools=TOOLS, id_prefix="call_"))
+
+    async def go() -> list[Any]:
+        ac = openai.AsyncOpenAI(base_url=base_url, api_key="test", max_retries=0, timeout=10)
+        try:
+            stream = await ac.chat.completions.create(
+                model="dsml-leak", messages=[{"role": "user", "content": "hi"}], stream=True
+            )
+            return [c async for c in asieve_stream(stream, dialects=["dsml"], tools=TOOLS, id_prefix="call_")]
+        finally:
+            await ac.close()
+
+    async_out = asyncio.run(go())
+    assert [c.to_dict() for c in async_out] == [c.to_dict() for c in sync_out]
+
+
+def test_seed004_file_argument_streams_intact_through_the_client(client: Any) -> None:
+    out = list(sieve_stream(_create(client, "seed004"), dialects=["qwen3_coder"]))
+    _assert_openai_call_shape(out)
+    assert _content(out) == "I'll create the file.\n"
+    fragments = [
+        c.choices[0].delta.tool_calls[0].function.arguments for c in out if c.choices and c.choices[0].delta.tool_calls
+    ]
+    assert len([f for f in fragments if f]) >= 4
+    args = json.loads("".join(fragments))
+    assert args == {"path": "a.md", "content": SEED4_CONTENT}
+    snap = _accumulate(out)
+    assert json.loads(snap.choices[0].message.tool_calls[0].function.arguments)["content"] == SEED4_CONTENT
+    assert snap.choices[0].finish_reason == "tool_calls"
+
+
+def test_upstream_tool_calls_pass_through_and_extracted_calls_follow(client: Any) -> None:
+    raw = list(_create(client, "upstream-first"))
+    out = list(sieve_stream(iter(raw), dialects=["dsml"]))
+    # The upstream's own call chunks come out as the very same objects.
+    up_ids = {id(c) for c in raw if c.choices and c.choices[0].delta.tool_calls}
+    assert sum(1 for c in out if id(c) in up_ids) == len(UPSTREAM_TIME)
+    snap = _accumulate(out)
+    calls = snap.choices[0].message.tool_calls
+    assert [c.function.name for c in calls] == ["get_time", "voice_output_speak"]
+    assert calls[0].id == "call_up_time" and json.loads(calls[0].function.arguments) == {"tz": "UTC"}
+    assert json.loads(calls[1].function.arguments) == {"text": POEM}
+    assert snap.choices[0].message.content == INTRO
+    assert snap.choices[0].finish_reason == "tool_calls"
+
+
+def test_upstream_call_after_an_extracted_one_is_renumbered_not_collided(client: Any) -> None:
+    out = list(sieve_stream(_create(client, "leak-first"), dialects=["dsml"]))
+    indices = sorted(
+        {tc.index for c in out if c.choices for tc in (c.choices[0].delta.tool_calls or [])}
+    )
+    assert indices == [0, 1]
+    snap = _accumulate(out)
+    calls = snap.choices[0].message.tool_calls
+    assert [c.function.name for c in calls] == ["voice_output_speak", "get_time"]
+    assert calls[1].id == "call_up_time" and json.loads(calls[1].function.arguments) == {"tz": "UTC"}
+
+
+def test_reasoning_is_appended_to_reasoning_content(client: Any) -> None:
+    out = list(sieve_stream(_create(client, "reasoning")))
+    snap = _accumulate(out)
+    msg = snap.choices[0].message
+    assert msg.content == "The answer is 4."
+    assert msg.reasoning_content == "upstream thinks. leaked thought"
+    assert snap.choices[0].finish_reason == "stop"
+
+
+def test_cut_stream_releases_markup_before_the_held_finish_and_keeps_length(client: Any) -> None:
+    seen: list[fsm.Event] = []
+    out = list(sieve_stream(_create(client, "cut"), on_event=lambda i, e: seen.append(e)))
+    assert out[-1].choices[0].finish_reason == "length"
+    content = _content(out)
+    assert content == "Writing.\n<tool_call>\n<function=create_file>\n<parameter=path>\na.md"
+    # The released markup arrives with or before the finish, never after it.
+    assert out[-1].choices[0].delta.content == content[len("Writing.\n") :]
+    assert all(c.choices[0].finish_reason is None for c in out[:-1])
+    assert any(isinstance(e, fsm.Diagnostic) and e.code == "unterminated_block" for e in seen)
+    # Documented: the started call cannot be un-streamed; it is never completed.
+    snap = _accumulate(out)
+    calls = snap.choices[0].message.tool_calls
+    assert [c.function.name for c in calls] == ["create_file"]
+    with pytest.raises(ValueError):
+        json.loads(calls[0].function.arguments)
+
+
+def test_stream_arguments_false_never_streams_an_abandoned_call(client: Any) -> None:
+    out = list(sieve_stream(_create(client, "cut"), stream_arguments=False))
+    assert not any(c.choices[0].delta.tool_calls for c in out)
+    assert _content(out).endswith("<parameter=path>\na.md")
+    whole = list(sieve_stream(_create(client, "dsml-leak"), stream_arguments=False))
+    entries = [tc for c in whole for tc in (c.choices[0].delta.tool_calls or [])]
+    assert len(entries) == 1 and entries[0].id and entries[0].function.name == "voice_output_speak"
+    assert json.loads(entries[0].function.arguments) == {"text": POEM}
+
+
+def test_non_streamed_completion_is_cleaned(client: Any) -> None:
+    completion = client.chat.completions.create(model="dsml-leak", messages=[{"role": "user", "content": "hi"}])
+    assert "DSML" in completion.choices[0].message.content
+    cleaned = clean_completion(completion, tools=TOOLS)
+    assert isinstance(cleaned, openai.types.chat.ChatCompletion)
+    choice = cleaned.choices[0]
+    assert choice.message.content == INTRO
+    assert choice.finish_reason == "tool_calls"
+    (call,) = choice.message.tool_calls
+    assert call.type == "function" and call.function.name == "voice_output_speak"
+    assert json.loads(call.function.arguments) == {"text": POEM}
+    # The original is not modified.
+    assert "DSML" in completion.choices[0].message.content
+    msg = clean_message(completion.choices[0].message, dialects="dsml")
+    assert msg.content == INTRO and msg.tool_calls[0].function.name == "voice_output_speak"
+    assert json.loads(msg.model_dump_json())["tool_calls"][0]["function"]["name"] == "voice_output_speak"
+
+
+# ---------------------------------------------------------------- no server needed
+def test_dict_chunks_are_accepted_and_returned_as_dicts() -> None:
+    chunks = SCRIPTS["dsml-leak"]
+    out = list(sieve_stream(chunks, id_prefix="call_"))
+    assert all(isinstance(c, dict) for c in out)
+    assert "".join(c["choices"][0]["delta"].get("content") or "" for c in out) == INTRO
+    entries = [tc for c in out for tc in c["choices"][0]["delta"].get("tool_calls") or []]
+    assert entries[0] == {
+        "index": 0,
+        "id": "call_0",
+        "type": "function",
+        "function": {"name": "voice_output_speak", "arguments": ""},
+    }
+    assert json.loads("".join(e["function"]["arguments"] for e in entries)) == {"text": POEM}
+    assert out[-1]["choices"][0]["finish_reason"] == "tool_calls"
+    # The input chunks are not modified.
+    assert SCRIPTS["dsml-leak"][2]["choices"][0]["delta"]["content"] == DSML_PARTS[1]
+
+
+def test_chunks_without_markup_pass_through_as_the_same_objects() -> None:
+    chunks = [_delta_chunk({"role": "assistant", "content": ""})]
+    chunks += [_delta_chunk({"content": w}) for w in ("Hello ", "world", ".")]
+    chunks += [_delta_chunk({}, "stop")]
+    out = list(sieve_stream(chunks))
+    assert [id(c) for c in out] == [id(c) for c in chunks]
+
+
+def test_each_choice_has_its_own_sieve() -> None:
+    a = _split("A: <tool_call>\n<function=f>\n</function>\n</tool_call>", 4)
+    b = _split("B: <tool_call>\n<function=g>\n</function>\n</tool_call>", 3)
+    chunks = []
+    for i in range(max(len(a), len(b))):
+        choices = []
+        if i < len(a):
+            choices.append({"index": 0, "delta": {"content": a[i]}, "finish_reason": None})
+        if i < len(b):
+            choices.append({"index": 1, "delta": {"content": b[i]}, "finish_reason": None})
+        chunks.append({"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": choices})
+    chunks.append({"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [
+        {"index": 0, "delta": {}, "finish_reason": "stop"}, {"index": 1, "delta": {}, "finish_reason": "stop"}]})
+    out = list(sieve_stream(chunks, id_prefix="c"))
+    by: dict[int, dict[str, Any]] = {0: {"text": "", "calls": [], "finish": None}, 1: {"text": "", "calls": [], "finish": None}}
+    for c in out:
+        for ch in c["choices"]:
+            d = by[ch["index"]]
+            d["text"] += ch["delta"].get("content") or ""
+            d["calls"] += ch["delta"].get("tool_calls") or []
+            d["finish"] = ch["finish_reason"] or d["finish"]
+    assert by[0]["text"] == "A: " and by[1]["text"] == "B: "
+    assert [e["function"].get("name") for e in by[0]["calls"] if "id" in e] == ["f"]
+    assert [e["function"].get("name") for e in by[1]["calls"] if "id" in e] == ["g"]
+    assert {e["index"] for e in by[1]["calls"]} == {0}  # per-choice index space
+    assert by[0]["calls"][0]["id"] != by[1]["calls"][0]["id"]
+    assert by[0]["finish"] == by[1]["finish"] == "tool_calls"
+
+
+def test_stream_that_ends_without_finish_still_flushes_held_text() -> None:
+    chunks = [_delta_chunk({"content": "tail <tool_"})]
+    out = list(sieve_stream(chunks))
+    assert "".join(c["choices"][0]["delta"].get("content") or "" for c in out) == "tail <tool_"
+    assert out[-1]["choices"][0]["finish_reason"] is None
+
+
+def test_usage_only_chunk_passes_through() -> None:
+    usage = {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [], "usage": {"total_tokens": 3}}
+    out = list(sieve_stream([_delta_chunk({"content": "hi"}, "stop"), usage]))
+    assert out[-1] is usage
+
+
+def test_bad_arguments_raise_at_the_call_not_mid_stream() -> None:
+    with pytest.raises(fsm.UnknownDialectError):
+        sieve_stream(iter(()), dialects=["nope"])
+    with pytest.raises(fsm.InvalidToolSchemaError):
+        sieve_stream(iter(()), tools={"not": "a list"})
+    with pytest.raises(fsm.UnknownDialectError):
+        clean_message({"role": "assistant", "content": "x"}, dialects="nope")
+
+
+def test_clean_message_without_markup_returns_the_same_message() -> None:
+    m = {"role": "assistant", "content": "Just prose, with a `<tool_call>` in code."}
+    assert clean_message(m) is m
+
+
+def test_import_fsm_does_not_import_openai() -> None:
+    code = "import sys, fsm, fsm.cli; assert 'openai' not in sys.modules, 'openai imported'"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
