@@ -9,13 +9,16 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from fsm.compiler import CLASS_OF
 from fsm.context import Context
-from fsm.declare import EOF_TRIGGER, OTHER, OVERFLOW, Declaration
+from fsm.declare import CLASSES, EOF_TRIGGER, OTHER, OVERFLOW, Declaration
 from fsm.machine import build_machine
 
 # transitions logs every trigger; keep that out of test output and time.
 logging.getLogger("transitions").setLevel(logging.WARNING)
+
+# Built here from the declaration, not shared with the compiled runner, so that a
+# mistake in the compiled runner's character table cannot hide in both.
+CLASS_OF: dict[str, str] = {ch: name for name, chars in CLASSES.items() for ch in chars}
 
 
 class ReferenceRunner:
