@@ -23,12 +23,14 @@ from typing import Any
 
 from fsm.errors import MalformedBlockError
 from fsm.events import Diagnostic, Event, Reasoning, Text, ToolCall, ToolCallDelta, ToolCallStart
-from fsm.matcher import COMPLETE, VIABLE, Hit, Matcher
+from fsm.matcher import VIABLE, Hit, Matcher
 from fsm.schema import coerce, is_string_only, parse_json_value, types_of
 from fsm.values import ValueDecoder
 from grammar.api import Dialect, Kind
 
 _LINE_START = re.compile(r"(?:^|\n)[ \t]{0,3}\Z")
+#: JSON string escaping (the C encoder behind json.dumps(..., ensure_ascii=False)).
+_quote: Any = json.encoder.encode_basestring  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -100,8 +102,10 @@ class Context:
         self.tag = ""
         self.origin = "text"
         self.tag_start = 0
-        self._peek_key: tuple[int, str] | None = None
+        self._peek_version = -1
+        self._peek_ch = ""
         self._peek: tuple[int, Hit | None] = (0, None)
+        self._peek_kind: Kind | None = None
         self._tag_version = 0
         # backtick/tilde runs and fences
         self.run_char = ""
@@ -220,15 +224,18 @@ class Context:
         return self.cfg.block_matchers[self.block.dialect.name][origin]
 
     def _classify(self, ch: str) -> tuple[int, Hit | None]:
-        key = (self._tag_version, ch)
-        if self._peek_key != key:
-            self._peek_key = key
+        # Every guard of maybe_tag asks about the same (held tag + ch): decide it once.
+        if self._peek_version != self._tag_version or self._peek_ch != ch:
+            self._peek_version = self._tag_version
+            self._peek_ch = ch
             self._peek = self.matcher().classify(self.tag + ch)
+            hit = self._peek[1]
+            self._peek_kind = hit.kind if hit is not None else None
         return self._peek
 
     def _hit(self, ch: str, kind: Kind) -> bool:
-        status, hit = self._classify(ch)
-        return status == COMPLETE and hit is not None and hit.kind is kind
+        self._classify(ch)
+        return self._peek_kind is kind
 
     def tag_viable(self, ch: str) -> bool:
         return self._classify(ch)[0] == VIABLE
@@ -452,7 +459,7 @@ class Context:
         if out:
             p.decoded.append(out)
             if p.streaming and b.call is not None:
-                self._delta(b.call, json.dumps(out, ensure_ascii=False)[1:-1])
+                self._delta(b.call, _quote(out)[1:-1])
 
     def value_char(self, ch: str) -> None:
         self._hold(ch)
@@ -579,7 +586,7 @@ class Context:
             p.decoded = []
             if p.streaming:
                 if tail:
-                    self._delta(call, json.dumps(tail, ensure_ascii=False)[1:-1])
+                    self._delta(call, _quote(tail)[1:-1])
                 self._delta(call, '"')
                 value, problem = text, None
             elif p.schema is not None:

@@ -123,7 +123,8 @@ def _core_transitions() -> list[Transition]:
     t += on("in_reasoning", ["lt"], "maybe_tag", "tag_begin")
     t += on("in_reasoning", but("lt"), "in_reasoning", "reasoning_char")
     t += on("in_reasoning", [EOF_TRIGGER], "in_reasoning")
-    # -- maybe_tag: a complete marker, a live prefix, or back where it came from
+    # -- maybe_tag: a live prefix, a complete marker, or back where it came from
+    t += on("maybe_tag", ALL, "maybe_tag", "tag_push", when=["tag_viable"], rank=5)
     t += on("maybe_tag", ALL, "in_reasoning", "enter_reasoning", when=["is_think_open"], rank=10)
     t += on("maybe_tag", ALL, "text", "leave_reasoning", when=["is_think_close", "from_reasoning"], rank=11)
     t += on("maybe_tag", ALL, "text", "stray_think_close", when=["is_think_close"], rank=12)
@@ -134,7 +135,7 @@ def _core_transitions() -> list[Transition]:
     t += on("maybe_tag", ALL, "in_param", "open_param", when=["is_param_open"], rank=17)
     t += on("maybe_tag", ALL, "after_close", "hold_close", when=["is_param_close"], rank=18)
     t += on("maybe_tag", ALL, "in_cdata", "open_cdata", when=["is_cdata_open"], rank=19)
-    t += on("maybe_tag", ALL, "maybe_tag", "tag_push", when=["tag_viable"], rank=20)
+
     t += on("maybe_tag", ALL, "text", "tag_reject", "reprocess", when=["from_text"], rank=30)
     t += on("maybe_tag", ALL, "in_reasoning", "tag_reject", "reprocess", when=["from_reasoning"], rank=31)
     t += on("maybe_tag", ALL, "in_param", "tag_reject", "reprocess", when=["from_param"], rank=32)
