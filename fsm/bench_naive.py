@@ -1,0 +1,129 @@
+"""The reference a serving stack would be: re-parse the whole buffer on every chunk.
+
+:class:`NaiveStream` is what the streaming tool parsers of well-known servers do:
+append the chunk to the accumulated text, then search that whole text again from the
+start with regular expressions (reasoning close, every block open, every call and
+parameter inside), rebuild the visible text and the arguments JSON, and send the
+difference from what was sent before. Each chunk costs time proportional to everything
+received so far, so a stream costs O(n²) in its length; fed whole, it is one regex
+pass and fast. It uses the dialects' own marker patterns, so it does the same kind of
+matching work as the sieve, minus everything the sieve adds (no-leak hold-back across
+chunks, grammar-aware closes, code fences).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from grammar import reasoning
+from grammar.api import Kind, tag_fields
+from grammar.registry import resolve
+
+
+def _alt(patterns: list[str]) -> "re.Pattern[str]":
+    return re.compile("|".join(f"(?:{p})" for p in patterns))
+
+
+class NaiveStream:
+    def __init__(self, dialects: tuple[str, ...] | None = None) -> None:
+        ds = resolve(dialects)
+        self.dialects = ds
+        self.think_open = re.compile(reasoning.THINK_OPEN.pattern)
+        self.think_close = re.compile(reasoning.THINK_CLOSE.pattern)
+        # One (block open, block close, call open, param open, param close) set per dialect.
+        self.grammars = []
+        for d in ds:
+            def of(kind: Kind) -> "re.Pattern[str]":
+                return _alt([m.pattern for m in d.markers if m.kind is kind])
+
+            self.grammars.append(
+                (of(Kind.BLOCK_OPEN), of(Kind.BLOCK_CLOSE), of(Kind.CALL_OPEN), of(Kind.PARAM_OPEN), of(Kind.PARAM_CLOSE))
+            )
+        self.buf = ""
+        self.sent_text = 0
+        self.sent_reasoning = 0
+        self.sent_args = ""
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    def feed(self, chunk: str) -> list[tuple[str, str]]:
+        """Append ``chunk``, re-parse everything, return (kind, delta) pairs."""
+        self.buf += chunk
+        return self._parse(final=False)
+
+    def close(self) -> list[tuple[str, str]]:
+        return self._parse(final=True)
+
+    def _parse(self, final: bool) -> list[tuple[str, str]]:
+        buf = self.buf
+        out: list[tuple[str, str]] = []
+        start = 0
+        m = self.think_open.match(buf)
+        if m is not None:
+            close = self.think_close.search(buf, m.end())
+            end = close.start() if close else len(buf)
+            reasoning_text = buf[m.end() : end]
+            if len(reasoning_text) > self.sent_reasoning:
+                out.append(("reasoning", reasoning_text[self.sent_reasoning :]))
+                self.sent_reasoning = len(reasoning_text)
+            if close is None:
+                return out
+            start = close.end()
+        # Every block, every call, every parameter: found again from the start.
+        text_parts: list[str] = []
+        calls: list[tuple[str, dict[str, Any]]] = []
+        pos = start
+        while True:
+            first = None
+            for g in self.grammars:
+                b = g[0].search(buf, pos)
+                if b is not None and (first is None or b.start() < first[0].start()):
+                    first = (b, g)
+            if first is None:
+                break
+            b, (_bo, block_close, call_open, param_open, param_close) = first
+            text_parts.append(buf[pos : b.start()])
+            bc = block_close.search(buf, b.end())
+            body_end = bc.start() if bc else len(buf)
+            opens = list(call_open.finditer(buf, b.end(), body_end))
+            for k, c in enumerate(opens):
+                call_end = opens[k + 1].start() if k + 1 < len(opens) else body_end
+                args: dict[str, Any] = {}
+                at = c.end()
+                while True:
+                    p = param_open.search(buf, at, call_end)
+                    if p is None:
+                        break
+                    pc = param_close.search(buf, p.end(), call_end)
+                    args[tag_fields(p).get("name", "")] = buf[p.end() : pc.start() if pc else call_end]
+                    at = pc.end() if pc else call_end
+                calls.append((tag_fields(c).get("name", ""), args))
+            if bc is None:
+                pos = len(buf)
+                break
+            pos = bc.end()
+        tail = buf[pos:]
+        if not final:
+            # Hold back a possible partial tag at the end.
+            lt = tail.rfind("<", max(0, len(tail) - 32))
+            if lt >= 0:
+                tail = tail[:lt]
+        text_parts.append(tail)
+        text = "".join(text_parts)
+        if len(text) > self.sent_text:
+            out.append(("text", text[self.sent_text :]))
+            self.sent_text = len(text)
+        self.calls = calls
+        args_json = json.dumps([a for _n, a in calls], ensure_ascii=False)
+        # Send what extends what was sent; the last few characters (closing quote and
+        # brackets of a value still streaming) wait, as server parsers do.
+        stable = args_json if final else args_json[: max(0, len(args_json) - 8)]
+        if stable.startswith(self.sent_args):
+            if len(stable) > len(self.sent_args):
+                out.append(("arguments", stable[len(self.sent_args) :]))
+                self.sent_args = stable
+        else:
+            out.append(("arguments", stable))
+            self.sent_args = stable
+        return out

@@ -1,0 +1,245 @@
+"""Deterministic benchmark inputs, and how they are cut into token-sized chunks.
+
+Every generator takes a target size in characters and a seed, and returns the same
+string for the same arguments on every machine and Python version (``random.Random``
+with an integer seed is stable). Sizes are approximate: a workload is built from whole
+paragraphs, lines or calls, then the trailing markup is added.
+
+Workloads (each a :class:`Workload`):
+
+* ``prose_call``: Markdown-ish prose (a little inline code, an occasional ``<``) with
+  one small qwen3_coder call at the end. The text state's bulk scan.
+* ``arg_qwen3_coder`` / ``arg_dsml``: one call whose string argument is a source file
+  dense with ``<`` (C++ templates, HTML, shifts, comparisons), with now and then a
+  literal parameter close inside a string, which the grammar must treat as data. The
+  value state's scan for its close marker.
+* ``many_calls``: short sentences and small qwen3_coder calls, alternating; and
+  ``many_calls_dsml``: DSML blocks of several invokes with raw and JSON values.
+* ``reasoning_call``: ``<think>`` + reasoning prose + ``</think>`` + a qwen3_coder call.
+* ``hermes_json_arg`` / ``hermes_reasoning_call``: a hermes call whose JSON string
+  argument holds the source file; reasoning followed by a hermes call. Built only when
+  ``"hermes"`` is in ``fsm.DIALECTS``.
+"""
+
+from __future__ import annotations
+
+import random
+from array import array
+from dataclasses import dataclass
+from typing import Callable
+
+from grammar.api import Dialect
+from grammar.registry import REGISTRY
+
+CHUNK_MIN, CHUNK_MAX = 1, 8
+
+_WORDS = (
+    "the a of to and in that is for it with as was on be by this are from at or an "
+    "model stream token parser server call tool value function result state buffer "
+    "input output chunk marker close open text reasoning argument latency memory "
+    "linear time bound scan regex table machine character prose answer question "
+    "because however therefore although while which where when should would could "
+    "first second next last each every many few more less quickly slowly exactly "
+    "café naïve résumé déjà façade"
+).split()
+
+_CODE_LINES = (
+    "template <typename T, typename U> std::vector<std::pair<T, U>> zip(const std::vector<T>& a, const std::vector<U>& b) {",
+    "  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) out.push_back({a[i], b[i]});",
+    "  if (lo < hi && (mask << 2) <= limit) return static_cast<int>(lo >> 1);",
+    '<div class="row"><span class="name">{item.name}</span><a href="/items/{item.id}">open</a></div>',
+    "<ul><li><b>bold</b> and <i>italic</i></li><li><code>x &lt; y</code></li></ul>",
+    "const el = <Button onClick={() => setOpen(!open)} disabled={count < 1}>Open</Button>;",
+    "std::map<std::string, std::unique_ptr<Node<K, V>>> index; // keys < 2^31",
+    "while (p < end && *p != '<') { ++p; } /* skip to the next tag <...> */",
+    "<p>Use <kbd>Ctrl</kbd>+<kbd>C</kbd> to copy; a < b < c is <em>not</em> chained.</p>",
+    "#include <vector>\n#include <string>\n#include <unordered_map>",
+    "if (x<y) { y <<= 1; } else if (x <= y) { y = x < 0 ? -x : x; }",
+    "<table><tr><td><![CDATA-looking <not really]]></td><td>&amp; &lt;</td></tr></table>",
+    "auto cmp = [](const auto& l, const auto& r) { return l.first < r.first; };",
+    "<svg viewBox=\"0 0 10 10\"><path d=\"M0 0L10 10\"/><circle r=\"1\"/></svg>",
+    "    <function-like>not a marker</function-like> <parameter_list/> </param>",
+)
+
+_PROSE_EXTRAS = (
+    " Note that `a < b` holds here.",
+    " Compare `x<y` with `y<x`.",
+    " The values satisfy 3 < 4 and 5 > 2.",
+    " Use `std::vector<int>` for that.",
+    " See <https://example.com/docs> for details.",
+    "\n\n- first point\n- second point\n",
+    "\n\n## Next section\n\n",
+)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One benchmark input family: ``build(size, seed)`` returns the input string."""
+
+    name: str
+    title: str
+    build: Callable[[int, int], str]
+    #: The dialects a server would configure for this model: given to the sieve and
+    #: to the naive reference alike.
+    dialects: tuple[str, ...]
+    calls: int  # ToolCall events expected at the default size (-1: depends on size)
+    #: Characters of the one large argument (arg workloads), for the memory target.
+    big_arg: bool = False
+
+
+def prose(size: int, seed: int) -> str:
+    """Paragraphs of words, with inline code and comparisons now and then."""
+    rnd = random.Random(seed)
+    pool: list[str] = []
+    for _ in range(256):
+        sentences = []
+        for _ in range(rnd.randint(3, 7)):
+            words = [rnd.choice(_WORDS) for _ in range(rnd.randint(6, 18))]
+            s = " ".join(words)
+            sentences.append(s[0].upper() + s[1:] + rnd.choice(".,;!?."))
+            if rnd.random() < 0.15:
+                sentences.append(rnd.choice(_PROSE_EXTRAS))
+        pool.append(" ".join(sentences) + "\n\n")
+    parts: list[str] = []
+    total = 0
+    while total < size:
+        p = pool[rnd.randrange(len(pool))]
+        parts.append(p)
+        total += len(p)
+    return "".join(parts)[:size]
+
+
+def source_file(size: int, seed: int, close_literal: str) -> str:
+    """Code and markup dense with ``<``; about every 200th line holds ``close_literal``
+    inside a string, followed by more code (so it is data, never a close)."""
+    rnd = random.Random(seed)
+    lines: list[str] = []
+    total = 0
+    while total < size:
+        if rnd.random() < 0.005:
+            line = f'    auto close = "{close_literal}"; // a literal close tag, then code'
+        else:
+            line = rnd.choice(_CODE_LINES)
+            if rnd.random() < 0.3:
+                line = "    " + line
+        lines.append(line)
+        total += len(line) + 1
+    return "\n".join(lines)
+
+
+def _dialect(name: str) -> Dialect:
+    return REGISTRY[name]
+
+
+def _render(dialect: str, calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 0) -> str:
+    render = _dialect(dialect).render
+    assert render is not None, f"dialect {dialect} has no render()"
+    return render(calls, variant)
+
+
+def _small_call(dialect: str, k: int) -> str:
+    return _render(dialect, [("write_file", [("path", f"src/mod_{k}.py", False), ("content", f"def f{k}():\n    return {k}", False)])])
+
+
+def build_prose_call(size: int, seed: int) -> str:
+    call = _small_call("qwen3_coder", 0)
+    return prose(max(0, size - len(call) - 1), seed) + "\n" + call
+
+
+def _arg(dialect: str, close_literal: str) -> Callable[[int, int], str]:
+    def build(size: int, seed: int) -> str:
+        src = source_file(size, seed, close_literal)
+        return "I will write the file now.\n\n" + _render(dialect, [("write_file", [("path", "src/big.cc", False), ("content", src, False)])])
+
+    return build
+
+
+def build_many_calls(size: int, seed: int) -> str:
+    rnd = random.Random(seed)
+    parts: list[str] = []
+    total, k = 0, 0
+    while total < size:
+        words = " ".join(rnd.choice(_WORDS) for _ in range(rnd.randint(4, 14)))
+        piece = f"Step {k}: {words}.\n" + _small_call("qwen3_coder", k) + "\n"
+        parts.append(piece)
+        total += len(piece)
+        k += 1
+    return "".join(parts)
+
+
+def build_many_calls_dsml(size: int, seed: int) -> str:
+    rnd = random.Random(seed)
+    parts: list[str] = []
+    total, k = 0, 0
+    while total < size:
+        calls = []
+        for _ in range(rnd.randint(1, 4)):
+            params = [
+                ("location", rnd.choice(("杭州", "Paris", "New York", "São Paulo")), False),
+                ("days", str(rnd.randint(1, 14)), True),
+                ("options", '{"unit": "c", "hourly": [1, 2, 3], "note": "a < b"}', True),
+            ]
+            calls.append((f"get_weather_{k}", params))
+            k += 1
+        piece = "Checking.\n\n" + _render("dsml", calls, rnd.randrange(36)) + "\n"
+        parts.append(piece)
+        total += len(piece)
+    return "".join(parts)
+
+
+def build_reasoning_call(size: int, seed: int) -> str:
+    call = _small_call("qwen3_coder", 0)
+    body = prose(max(0, size - len(call) - 40), seed)
+    return "<think>\n" + body + "\n</think>\n\nDone thinking.\n" + call
+
+
+def build_hermes_json_arg(size: int, seed: int) -> str:
+    src = source_file(size, seed, "</tool_call>")
+    return "Writing it.\n" + _render("hermes", [("write_file", [("path", "src/big.cc", False), ("content", src, False)])])
+
+
+def build_hermes_reasoning_call(size: int, seed: int) -> str:
+    call = _render("hermes", [("get_weather", [("city", "Paris", False), ("days", "3", True)])])
+    body = prose(max(0, size - len(call) - 40), seed)
+    return "<think>\n" + body + "\n</think>\n\n" + call
+
+
+WORKLOADS: tuple[Workload, ...] = (
+    Workload("prose_call", "prose, one qwen3_coder call at the end", build_prose_call, ("qwen3_coder",), 1),
+    Workload("arg_qwen3_coder", "one qwen3_coder call, a <-dense source file as its argument", _arg("qwen3_coder", "</parameter>"), ("qwen3_coder",), 1, True),
+    Workload("arg_dsml", "one DSML call, a <-dense source file as its argument", _arg("dsml", "</\uff5cDSML\uff5cparameter>"), ("dsml",), 1, True),
+    Workload("many_calls", "short sentences and small qwen3_coder calls, alternating", build_many_calls, ("qwen3_coder",), -1),
+    Workload("many_calls_dsml", "DSML blocks of 1-4 invokes, raw and JSON values", build_many_calls_dsml, ("dsml",), -1),
+    Workload("reasoning_call", "<think> prose </think>, then a qwen3_coder call", build_reasoning_call, ("qwen3_coder",), 1),
+    Workload("hermes_json_arg", "one hermes call, the source file as a JSON string argument", build_hermes_json_arg, ("hermes",), 1, True),
+    Workload("hermes_reasoning_call", "<think> prose </think>, then a hermes call", build_hermes_reasoning_call, ("hermes",), 1),
+)
+
+
+def available(w: Workload, dialects: tuple[str, ...]) -> bool:
+    """Whether every dialect the workload needs is built."""
+    return all(d in dialects for d in w.dialects)
+
+
+def chunk_sizes(total: int, seed: int, lo: int = CHUNK_MIN, hi: int = CHUNK_MAX) -> array[int]:
+    """Seeded token-sized chunk lengths (uniform in [lo, hi]) covering ``total``."""
+    rnd = random.Random(seed)
+    sizes: array[int] = array("B")
+    left = total
+    while left > 0:
+        k = min(left, rnd.randint(lo, hi))
+        sizes.append(k)
+        left -= k
+    return sizes
+
+
+def cut(s: str, sizes: "array[int] | int") -> list[str]:
+    """``s`` cut into chunks: the given lengths, or a fixed length."""
+    if isinstance(sizes, int):
+        return [s[i : i + sizes] for i in range(0, len(s), sizes)]
+    out: list[str] = []
+    i = 0
+    for k in sizes:
+        out.append(s[i : i + k])
+        i += k
+    return out
