@@ -1,0 +1,211 @@
+"""``callsieve parse``: a transcript in, one JSON object per event out (JSON Lines).
+
+    callsieve parse reply.txt
+    some-model-client | callsieve parse --dialect dsml --tools tools.json
+    callsieve parse reply.txt --chunk 3 --merged      # same output as without --chunk
+
+Reading stdin, events are written as the input arrives (each block read is one
+``feed()``), so the command can sit at the end of a live pipe. ``--chunk N`` feeds the
+input N characters at a time instead; with ``--merged`` adjacent text, reasoning and
+argument fragments are joined, and the output is then the same for any chunking.
+
+Each line is ``{"type": ..., <the event's fields>}`` with ``type`` one of ``text``,
+``reasoning``, ``tool_call_start``, ``tool_call_delta``, ``tool_call``, ``diagnostic``;
+every event has ``raw``, the exact input it consumed. Exit status: 0, or 2 with a
+one-line ``callsieve: error: ...`` on stderr for an unknown dialect, an unreadable or
+non-UTF-8 file, or an invalid tool schema.
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import dataclasses
+import json
+import sys
+from typing import IO, Any, Iterator
+
+import fsm
+from fsm.events import Event
+
+TYPE_NAMES: dict[type, str] = {
+    fsm.Text: "text",
+    fsm.Reasoning: "reasoning",
+    fsm.ToolCallStart: "tool_call_start",
+    fsm.ToolCallDelta: "tool_call_delta",
+    fsm.ToolCall: "tool_call",
+    fsm.Diagnostic: "diagnostic",
+}
+
+
+class UsageError(Exception):
+    """Bad input or arguments: reported as one ``callsieve: error:`` line, exit 2."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", nargs="?", default="-", metavar="FILE", help="the transcript (default: stdin, '-')")
+    add_sieve_arguments(parser)
+    parser.add_argument(
+        "--chunk", type=int, metavar="N", default=0,
+        help="feed the input N characters at a time (default: as read; whole for a file)",
+    )
+    parser.add_argument(
+        "--merged", action="store_true",
+        help="merge adjacent text, reasoning and same-call argument events (output independent of chunking)",
+    )
+
+
+def add_sieve_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options ``parse`` and ``demo`` share: dialects, tools, policies."""
+    parser.add_argument(
+        "--dialect", action="append", metavar="NAME",
+        help=f"a dialect to recognise (repeatable or comma-separated; default: all of {', '.join(fsm.DIALECTS)})",
+    )
+    parser.add_argument("--tools", metavar="FILE", help="OpenAI tool schemas (a JSON list, or an object with 'tools')")
+    parser.add_argument("--on-malformed", choices=("text", "drop", "raise"), default="text",
+                        help="a malformed or unterminated block: shown as text (default), dropped, or an error")
+    parser.add_argument("--unknown-tool", choices=("call", "text", "drop"), default="call",
+                        help="with --tools, a call to a tool not listed (default: kept as a call)")
+    parser.add_argument("--start-in-reasoning", action="store_true",
+                        help="the prompt ended with <think>: output is reasoning until </think>")
+
+
+def dialects_of(args: argparse.Namespace) -> list[str] | None:
+    if not args.dialect:
+        return None
+    names = [n.strip() for spec in args.dialect for n in spec.split(",") if n.strip()]
+    for n in names:
+        if n not in fsm.DIALECTS:
+            raise UsageError(f"unknown dialect {n!r} (known: {', '.join(fsm.DIALECTS)})")
+    if not names:
+        raise UsageError("--dialect needs a name")
+    return names
+
+
+def load_tools_file(path: str | None) -> list[Any] | None:
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"cannot read tools file {path!r}: {_reason(e)}") from None
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise UsageError(f"tools file {path!r} is not JSON: {e}") from None
+    if isinstance(data, dict) and "tools" in data:
+        data = data["tools"]
+    try:
+        fsm.Sieve(tools=data)
+    except fsm.InvalidToolSchemaError as e:
+        raise UsageError(f"invalid tool schema in {path!r}: {e}") from None
+    return list(data)
+
+
+def make_sieve(args: argparse.Namespace) -> fsm.Sieve:
+    """A sieve from the shared options (raises UsageError on bad ones)."""
+    return fsm.Sieve(
+        dialects_of(args),
+        load_tools_file(args.tools),
+        on_malformed=args.on_malformed,
+        unknown_tool=args.unknown_tool,
+        start_in_reasoning=args.start_in_reasoning,
+    )
+
+
+def _reason(e: BaseException) -> str:
+    if isinstance(e, OSError) and e.strerror:
+        return e.strerror
+    if isinstance(e, UnicodeDecodeError):
+        return f"not valid UTF-8 (byte 0x{e.object[e.start]:02x} at offset {e.start})"
+    return str(e)
+
+
+def event_json(e: Event) -> dict[str, Any]:
+    """An event as a JSON object: ``type`` and the event's fields."""
+    out: dict[str, Any] = {"type": TYPE_NAMES[type(e)]}
+    for f in dataclasses.fields(e):
+        out[f.name] = getattr(e, f.name)
+    return out
+
+
+def _blocks(stream: IO[bytes], path: str) -> Iterator[str]:
+    """Text as it arrives: each available block of bytes, decoded incrementally."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    read = getattr(stream, "read1", stream.read)
+    offset = 0
+    while True:
+        try:
+            data = read(65536)
+        except OSError as e:
+            raise UsageError(f"cannot read {path!r}: {_reason(e)}") from None
+        try:
+            text = decoder.decode(data, final=not data)
+        except UnicodeDecodeError as e:
+            raise UsageError(f"{path!r} is not valid UTF-8 (byte 0x{e.object[e.start]:02x} at offset {offset + e.start})") from None
+        offset += len(data)
+        if text:
+            yield text
+        if not data:
+            return
+
+
+def read_file(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise UsageError(f"cannot read {path!r}: {_reason(e)}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UsageError(f"{path!r} is not valid UTF-8 (byte 0x{e.object[e.start]:02x} at offset {e.start})") from None
+
+
+def _pieces(args: argparse.Namespace) -> Iterator[str]:
+    if args.file == "-":
+        source: Iterator[str] = _blocks(sys.stdin.buffer, "<stdin>")
+    else:
+        source = iter([read_file(args.file)])
+    n = args.chunk
+    for text in source:
+        if n > 0:
+            for i in range(0, len(text), n):
+                yield text[i : i + n]
+        else:
+            yield text
+
+
+def run(args: argparse.Namespace) -> int:
+    out = sys.stdout
+    ascii_only = not (out.encoding or "").lower().replace("-", "").startswith("utf")
+    try:
+        if args.chunk < 0:
+            raise UsageError("--chunk must be 0 (as read) or a positive number of characters")
+        sieve = make_sieve(args)
+        held: list[Event] = []
+        for piece in _pieces(args):
+            events = sieve.feed(piece)
+            if args.merged:
+                held += events
+                continue
+            for e in events:
+                out.write(json.dumps(event_json(e), ensure_ascii=ascii_only) + "\n")
+            out.flush()
+        events = held + sieve.close()
+        for e in fsm.merged(events) if args.merged else events:
+            out.write(json.dumps(event_json(e), ensure_ascii=ascii_only) + "\n")
+        out.flush()
+    except UsageError as e:
+        error(str(e))
+        return 2
+    except fsm.MalformedBlockError as e:
+        out.flush()
+        error(f"{e} (--on-malformed raise)")
+        return 1
+    return 0
+
+
+def error(message: str) -> None:
+    print(f"callsieve: error: {message}", file=sys.stderr)
