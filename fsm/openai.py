@@ -162,6 +162,7 @@ class _ChoiceState:
     indices: dict[tuple[str, int], int] = field(default_factory=dict)
     extracted: int = 0
     closed: bool = False
+    generation: int = 0  # sieves this choice has had (a new one after a finish)
     template: Any = None  # the last upstream choice seen, to shape choices we invent
 
     def index(self, source: str, i: int) -> int:
@@ -208,7 +209,8 @@ class StreamSieve:
             self._choices[index] = st
         elif st.closed:
             # Content after this choice's finish: a new sieve, same index space.
-            st.sieve = self._new_sieve(f"{prefix}r{len(st.indices)}_")
+            st.generation += 1
+            st.sieve = self._new_sieve(f"{prefix}r{st.generation}_")
             st.closed = False
         return st
 
@@ -227,6 +229,7 @@ class StreamSieve:
             return p
 
         stream = self._stream_arguments
+        ours = f"ours{st.generation}"
         for e in events:
             if self._on_event is not None:
                 self._on_event(choice, e)
@@ -238,15 +241,15 @@ class StreamSieve:
                     add(("reasoning", 0), e.text)
             elif isinstance(e, ToolCallStart):
                 if stream:
-                    p = _Piece(("start", st.index("ours", e.index)), [""], e.id, e.name)
+                    p = _Piece(("start", st.index(ours, e.index)), [""], e.id, e.name)
                     out.append(p)
             elif isinstance(e, ToolCallDelta):
                 if stream:
-                    add(("args", st.index("ours", e.index)), e.arguments)
+                    add(("args", st.index(ours, e.index)), e.arguments)
             elif isinstance(e, ToolCall):
                 st.extracted += 1
                 if not stream:
-                    i = st.index("ours", e.index)
+                    i = st.index(ours, e.index)
                     out.append(_Piece(("start", i), [e.arguments_json], e.id, e.name))
         return out
 

@@ -451,3 +451,16 @@ def test_import_fsm_does_not_import_openai() -> None:
     code = "import sys, fsm, fsm.cli; assert 'openai' not in sys.modules, 'openai imported'"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_content_after_a_finish_gets_a_new_sieve_and_fresh_indices() -> None:
+    block = "<tool_call>\n<function={}>\n</function>\n</tool_call>"
+    chunks = [
+        _delta_chunk({"content": block.format("first")}, "stop"),
+        _delta_chunk({"content": "again " + block.format("second")}, "stop"),
+    ]
+    out = list(sieve_stream(chunks, id_prefix="c_"))
+    entries = [tc for c in out for tc in c["choices"][0]["delta"].get("tool_calls") or [] if "id" in tc]
+    assert [(e["index"], e["function"]["name"]) for e in entries] == [(0, "first"), (1, "second")]
+    assert len({e["id"] for e in entries}) == 2
+    assert [c["choices"][0]["finish_reason"] for c in out if c["choices"][0]["finish_reason"]] == ["tool_calls"] * 2
