@@ -723,7 +723,8 @@ def index_markdown(vs: Sequence[View]) -> str:
         "",
     ]
     for v in vs:
-        lines.append(f"- [{v.title}]({v.name}.svg) ([dot]({v.name}.dot))")
+        what = v.own.title if v.own is not None else "the machine for every built-in dialect, each dialect's markers in its own box"
+        lines.append(f"- [{v.name}]({v.name}.svg) ([dot]({v.name}.dot)): {_h(what)}")
     lines += ["", "![overview](overview.svg)", ""]
     return "\n".join(lines)
 

@@ -1,0 +1,278 @@
+"""The diagrams: generated from the machine, complete, deterministic, fresh, legible.
+
+``test_committed_diagrams_are_up_to_date`` is the CI gate: it runs
+``callsieve diagram --check`` on ``diagrams/``, so a change to the declaration that is
+not redrawn fails the build. The other tests read the committed ``.dot`` text back and
+hold it to the machine: every state a node, every declared transition drawn (and nothing
+else), every edge ``transitions``' own GraphMachine would draw present.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fsm import diagrams
+from fsm.cli import main as cli_main
+from fsm.declare import CHAR_TRIGGERS, EOF_TRIGGER, but
+from fsm.diagrams import label_overlaps, read_machine, render_dot, triggers_label, views
+from fsm.machine import declare
+from fsm.trace import trace, trace_marks
+from grammar.registry import REGISTRY
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMITTED = ROOT / "diagrams"
+HAVE_DOT = shutil.which("dot") is not None
+
+SEED4 = (
+    "Writing it.\n<tool_call>\n<function=create_file>\n<parameter=path>\na.md\n</parameter>\n"
+    "<parameter=content>\nline\n</parameter>\nmore\n</parameter>\n</function>\n</tool_call>"
+)
+
+EDGE = re.compile(r'^\s*"([^"]+)" -> "([^"]+)" \[(.*)\]$', re.M)
+NODE = re.compile(r'^\s*"([^"]+)" \[', re.M)
+TOOLTIP = re.compile(r'tooltip="((?:[^"\\]|\\.)*)"')
+
+
+def _unescape(s: str) -> str:
+    return re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), s)
+
+
+def drawn(dot: str) -> tuple[set[str], set[tuple[str, str, str, tuple[str, ...], tuple[str, ...]]]]:
+    """Nodes, and (source, trigger, dest, guards, actions) for every transition an edge's
+    tooltip says it stands for (reachable or not), read back from the DOT text."""
+    nodes = {m.group(1) for m in NODE.finditer(dot) if "->" not in m.group(0)}
+    rows = set()
+    for m in EDGE.finditer(dot):
+        attrs = m.group(3)
+        if 'style="invis"' in attrs:
+            continue
+        tip = TOOLTIP.search(attrs)
+        assert tip, f"edge {m.group(1)} -> {m.group(2)} has no tooltip"
+        lines = _unescape(tip.group(1)).split("\n")
+        fields = dict(line.split(": ", 1) for line in lines if line.startswith(("from: ", "to: ", "if: ")))
+        sources = fields["from"].split()
+        dest = fields["to"]
+        assert dest == m.group(2)
+        guards = tuple(fields.get("if", "").split())
+        for line in lines:
+            on = re.match(r"(?:unreachable )?on (.+): (.+)$", line)
+            if not on:
+                continue
+            actions = () if on.group(2) == "-" else tuple(on.group(2).split())
+            for src in sources:
+                for trig in on.group(1).split():
+                    rows.add((src, trig, dest, guards, actions))
+    return nodes, rows
+
+
+def declared(view: diagrams.View) -> tuple[set[str], set[tuple[str, str, str, tuple[str, ...], tuple[str, ...]]]]:
+    decl = declare(view.dialects)
+    return set(decl.state_names()), {(t.source, t.trigger, t.dest, t.guards, t.actions) for t in decl.transitions}
+
+
+VIEWS = views()
+
+
+def test_there_is_an_overview_and_one_diagram_per_dialect() -> None:
+    names = [v.name for v in VIEWS]
+    assert names == ["overview"] + [f"dialect-{d}" for d in REGISTRY]
+    for name in names:
+        assert (COMMITTED / f"{name}.dot").is_file(), f"diagrams/{name}.dot is not committed"
+        assert (COMMITTED / f"{name}.svg").is_file(), f"diagrams/{name}.svg is not committed"
+
+
+def test_committed_diagrams_are_up_to_date(capsys: pytest.CaptureFixture[str]) -> None:
+    rc = cli_main(["diagram", "--check", "--out", str(COMMITTED)])
+    err = capsys.readouterr().err
+    assert rc == 0, f"stale diagrams; run `callsieve diagram` and commit diagrams/:\n{err}"
+
+
+def test_check_names_each_stale_missing_or_extra_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "diagrams"
+    assert diagrams.main(["--out", str(out), "--format", "dot"]) == 0
+    for v in VIEWS:
+        (out / f"{v.name}.svg").write_text("<svg/>")  # --check wants them present, not equal
+    capsys.readouterr()
+    assert diagrams.main(["--check", "--out", str(out)]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    stale = out / "dialect-xml.dot"
+    stale.write_text(stale.read_text().replace("in_param", "in_parm", 1))
+    (out / "overview.dot").unlink()
+    (out / "dialect-gone.dot").write_text("digraph {}\n")
+    assert diagrams.main(["--check", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "dialect-xml.dot is stale" in err
+    assert "overview.dot is missing" in err
+    assert "dialect-gone.dot is not generated any more" in err
+    assert "dialect-dsml.dot" not in err
+    # --check writes nothing.
+    assert (out / "dialect-xml.dot").read_bytes() != before["dialect-xml.dot"]
+    assert not (out / "overview.dot").exists()
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.name)
+def test_every_state_is_a_node_and_every_declared_transition_is_drawn(view: diagrams.View) -> None:
+    dot = (COMMITTED / f"{view.name}.dot").read_text(encoding="utf-8")
+    nodes, rows = drawn(dot)
+    states, transitions = declared(view)
+    assert states <= nodes, f"states not drawn: {sorted(states - nodes)}"
+    panels = {n for n in nodes - states if n == "legend" or n.startswith("dialect_")}
+    assert nodes - states == panels
+    assert transitions - rows == set(), "declared but not drawn"
+    assert rows - transitions == set(), "drawn but not declared"
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.name)
+def test_every_edge_transitions_graphmachine_draws_is_drawn(view: diagrams.View) -> None:
+    _states, _rows, machine = read_machine(declare(view.dialects))
+    theirs = set(re.findall(r"^\s*(\w+) -> (\w+)", machine.get_graph().source, re.M))
+    assert len(theirs) > 20
+    _nodes, rows = drawn((COMMITTED / f"{view.name}.dot").read_text(encoding="utf-8"))
+    ours = {(src, dest) for src, _t, dest, _g, _a in rows}
+    assert theirs == ours
+
+
+def test_the_overview_has_a_labelled_cluster_per_dialect() -> None:
+    dot = (COMMITTED / "overview.dot").read_text(encoding="utf-8")
+    for name, d in REGISTRY.items():
+        assert f'subgraph "cluster_dialect_{name}"' in dot
+        for m in d.markers:
+            assert diagrams._h(m.shown()) in dot
+    # Guards are named by marker kind there, the names grammar.api.Kind defines.
+    assert "[param_close]" in dot
+
+
+def _edge_attrs(dot: str, src: str, dest: str, contains: str) -> str:
+    hits = [m.group(3) for m in EDGE.finditer(dot) if (m.group(1), m.group(2)) == (src, dest) and contains in m.group(3)]
+    assert len(hits) == 1, f"{src} -> {dest} with {contains!r}: {len(hits)} edges"
+    return hits[0]
+
+
+@pytest.mark.parametrize(
+    "dialect, shown",
+    [("qwen3_coder", "&lt;/parameter&gt;"), ("dsml", "&lt;/｜DSML｜parameter&gt;"), ("minimax_m2", "&lt;/parameter&gt;")],
+)
+def test_a_dialect_diagram_labels_marker_guards_with_its_own_markers(dialect: str, shown: str) -> None:
+    dot = (COMMITTED / f"dialect-{dialect}.dot").read_text(encoding="utf-8")
+    attrs = _edge_attrs(dot, "maybe_tag", "after_close", "if: is_param_close")
+    assert f"[{shown}]" in attrs
+    assert "[param_close]" not in dot
+    # after_close says which markers confirm the held close.
+    looks = _edge_attrs(dot, "after_close", "maybe_tag", "tag_begin")
+    assert "looks for:" in looks and ("&lt;/tool_call&gt;" in looks or "DSML" in looks or "minimax" in looks)
+
+
+def test_markers_a_dialect_lacks_are_drawn_as_never_firing() -> None:
+    qwen = (COMMITTED / "dialect-qwen3_coder.dot").read_text(encoding="utf-8")
+    xml = (COMMITTED / "dialect-xml.dot").read_text(encoding="utf-8")
+    inert = _edge_attrs(qwen, "maybe_tag", "in_cdata", "if: is_cdata_open")
+    assert 'style="dotted"' in inert and "never fires" in inert
+    live = _edge_attrs(xml, "maybe_tag", "in_cdata", "if: is_cdata_open")
+    assert 'style="dotted"' not in live and "[&lt;![CDATA[]" in live
+
+
+def test_block_wide_eof_and_overflow_are_drawn_once_from_the_box() -> None:
+    dot = (COMMITTED / "overview.dot").read_text(encoding="utf-8")
+    attrs = _edge_attrs(dot, "in_block", "text", 'ltail="cluster_block"')
+    decl = declare(tuple(REGISTRY.values()))
+    block_states = {s.name for s in decl.states if s.in_block}
+    tip = _unescape(TOOLTIP.search(attrs).group(1))  # type: ignore[union-attr]
+    assert set(tip.split("\n")[0].removeprefix("from: ").split()) == block_states
+    assert "on overflow: abort_oversized" in tip and "on eof: abort_block_eof" in tip
+
+
+def test_dot_text_is_the_same_across_runs_and_hash_seeds() -> None:
+    code = "import sys; from fsm.diagrams import render_dot, views; sys.stdout.write(''.join(render_dot(v) for v in views()))"
+    outs = []
+    for seed in ("0", "1", "4242"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        outs.append(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, check=True).stdout)
+    assert outs[0] == outs[1] == outs[2]
+    assert outs[0].decode("utf-8") == "".join(render_dot(v) for v in VIEWS)
+    assert b"0x" not in outs[0]  # no addresses
+
+
+def test_trigger_sets_are_spelled_compactly() -> None:
+    assert triggers_label(CHAR_TRIGGERS) == "*"
+    assert triggers_label(but("lt", "tick")) == "* − lt|tick"
+    assert triggers_label(["nl", "ws"]) == "ws|nl"
+    assert triggers_label(["lt", EOF_TRIGGER]) == "lt, eof"
+    assert triggers_label([EOF_TRIGGER]) == "eof"
+
+
+def test_guards_are_numbered_in_the_order_they_are_tried() -> None:
+    dot = (COMMITTED / "dialect-qwen3_coder.dot").read_text(encoding="utf-8")
+    decl = declare((REGISTRY["qwen3_coder"],))
+    order = [t.guards for t in decl.ordered() if t.source == "maybe_tag" and t.trigger == "other" and t.guards]
+    numbers = []
+    for guards in order:
+        attrs = _edge_attrs(dot, "maybe_tag", next(t.dest for t in decl.transitions if t.source == "maybe_tag" and t.guards == guards),
+                            "if: " + " ".join(guards) + "\\n")
+        numbers.append(int(re.search(r"<b>(\d+)\.</b>", attrs).group(1)))  # type: ignore[union-attr]
+    assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
+
+
+@pytest.mark.skipif(not HAVE_DOT, reason="graphviz dot is not installed")
+@pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.name)
+def test_no_label_overlaps_another_in_the_committed_views(view: diagrams.View) -> None:
+    assert label_overlaps((COMMITTED / f"{view.name}.dot").read_text(encoding="utf-8")) == []
+
+
+@pytest.mark.skipif(not HAVE_DOT, reason="graphviz dot is not installed")
+def test_the_overlap_check_sees_overlaps() -> None:
+    crowded = "digraph { rankdir=LR; " + " ".join(
+        f'a -> b [label="label {n}", constraint=false];' for n in range(3)
+    ) + " }"
+    assert label_overlaps(crowded)
+
+
+def test_a_trace_counts_every_transition_the_reference_machine_fired() -> None:
+    t = trace(SEED4, ["qwen3_coder"])
+    steps = [(f.source, f.dest) for f in t.fires]
+    assert steps.count(("maybe_tag", "after_close")) == 3  # three </parameter>
+    assert steps.count(("after_close", "in_param")) == 1  # one of them was data: "more" followed
+    # Every value character, re-read "m" included, is one in_param self-loop.
+    values = "\na.md\n" + "\nline\n" + "more\n"
+    assert steps.count(("in_param", "in_param")) == len(values)
+    assert t.fires[-1].trigger == EOF_TRIGGER
+    call = [e for e in t.events if type(e).__name__ == "ToolCall"]
+    assert call and call[0].arguments["content"] == "line\n</parameter>\nmore"  # type: ignore[attr-defined]
+
+
+def test_a_trace_marks_decisions_and_counts_on_the_picture() -> None:
+    view, marks, log = trace_marks(SEED4, ["qwen3_coder"])
+    dot = render_dot(view, marks)
+    hold = _edge_attrs(dot, "maybe_tag", "after_close", "if: is_param_close")
+    assert "×3" in hold and "@" in hold and 'color="#d35400"' in hold
+    reopen = _edge_attrs(dot, "after_close", "in_param", "reopen_value")
+    assert "×1" in reopen
+    assert marks.decision_totals[("after_close", "in_param", ())] == 1
+    fence = _edge_attrs(dot, "tick_run", "in_fence", "run_opens_fence")
+    assert "×" not in fence and 'color="#a8a8a8"' in fence  # not taken: grey
+    assert any(line.lstrip().startswith(tuple("0123456789")) and "* after_close" in line and "reopen_value" in line for line in log)
+
+
+def test_trace_command_writes_the_picture_and_prints_the_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "in.txt"
+    src.write_text("```\n<tool_call>\n```\n", encoding="utf-8")
+    assert cli_main(["diagram", "--trace", str(src), "--out", str(tmp_path), "--format", "dot"]) == 0
+    out = capsys.readouterr().out
+    assert "→ in_fence" in out  # the fence made the markup text
+    assert "ToolCall " not in out
+    dot = (tmp_path / "trace.dot").read_text(encoding="utf-8")
+    assert "read ×" in dot
+    assert "maybe_tag" not in [ln.split()[1] for ln in out.splitlines() if ln[:7].strip().isdigit()]
+
+
+def test_diagram_command_rejects_unknown_dialects_and_formats(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["diagram", "--dialect", "nope", "--out", "-"]) == 2
+    assert cli_main(["diagram", "--format", "gif", "--out", "-"]) == 2
+    assert "unknown" in capsys.readouterr().err
