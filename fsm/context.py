@@ -30,7 +30,7 @@ from grammar.api import Dialect, Kind
 
 _LINE_START = re.compile(r"(?:^|\n)[ \t]{0,3}\Z")
 #: JSON string escaping (the C encoder behind json.dumps(..., ensure_ascii=False)).
-_quote: Any = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_quote: Any = json.encoder.encode_basestring
 
 
 @dataclass

@@ -137,9 +137,27 @@ def coerce(raw: str, schema: Mapping[str, Any] | None) -> tuple[Any, str | None]
     return raw, f"value {raw[:40]!r} is not of type {'/'.join(kinds)}"
 
 
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(v: Any) -> bool:
+    if isinstance(v, float):
+        return v == v and v not in (float("inf"), float("-inf"))
+    if isinstance(v, list):
+        return all(_finite(x) for x in v)
+    if isinstance(v, dict):
+        return all(_finite(x) for x in v.values())
+    return True
+
+
 def parse_json_value(raw: str) -> tuple[Any, str | None]:
-    """A ``string="false"`` DSML value: JSON, or the raw string with a problem."""
+    """A ``string="false"`` DSML value: strict JSON (no NaN/Infinity, which would make
+    the arguments JSON unreadable to other parsers), or the raw string with a problem."""
     try:
-        return json.loads(raw), None
+        v = json.loads(raw, parse_constant=_no_constants)
     except ValueError:
         return raw, f"value {raw[:40]!r} is not valid JSON"
+    if not _finite(v):
+        return raw, f"value {raw[:40]!r} is not a finite JSON number"
+    return v, None

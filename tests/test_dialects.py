@@ -196,3 +196,14 @@ def test_values_typed_by_schema(schema: dict[str, Any], raw: str, expected: Any,
     assert diag_codes(events) == (["type_mismatch"] if problem else [])
     (call,) = [e for e in events if isinstance(e, fsm.ToolCall)]
     assert "".join(e.arguments for e in events if isinstance(e, fsm.ToolCallDelta)) == call.arguments_json
+
+
+@pytest.mark.parametrize("raw", ["NaN", "Infinity", "-Infinity", "1e999", "[1, NaN]"])
+def test_dsml_json_value_that_is_not_strict_json_stays_a_string(raw: str) -> None:
+    doc = f'<｜DSML｜tool_calls><｜DSML｜invoke name="f"><｜DSML｜parameter name="x" string="false">{raw}</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>'
+    events = run([doc])
+    (call,) = [e for e in events if isinstance(e, fsm.ToolCall)]
+    assert call.arguments == {"x": raw}
+    import json
+    assert json.loads(call.arguments_json, parse_constant=lambda c: pytest.fail(c)) == {"x": raw}
+    assert diag_codes(events) == ["type_mismatch"]
