@@ -498,7 +498,17 @@ def render_dot(view: View, marks: Marks | None = None) -> str:
     for e in edges:
         e.live = all(names.live(g, t) for g, t in e.guards)
     reach = _reachable(decl.initial, edges)
+    for e in edges:
+        if not any(src in reach for src in e.sources):
+            e.live = False
     docs = {s.name: s for s in decl.states}
+    # Self-loops are listed inside their state (UML's internal transitions): a label on
+    # a loop of a busy state such as maybe_tag always lands on other edges.
+    looks = {id(e): _Look(e, names, marks) for e in edges}
+    loops: dict[str, list[Edge]] = {}
+    for e in edges:
+        if e.sources == (e.dest,):
+            loops.setdefault(e.dest, []).append(e)
 
     dot = _Dot()
     title = _h(view.title)
@@ -536,7 +546,13 @@ def render_dot(view: View, marks: Marks | None = None) -> str:
                 extra += f'<br/><font point-size="9" color="{_HOT}"><b>read ×{n}</b></font>'
             else:
                 color = _GREY
-        label = f'<<b>{_h(name)}</b><br/><font point-size="9" color="#555555">{doc}</font>{extra}>'
+        rows = [f"<tr><td><b>{_h(name)}</b></td></tr>",
+                f'<tr><td><font point-size="9" color="#555555">{doc}</font>{extra}</td></tr>']
+        for n, loop in enumerate(loops.get(name, [])):
+            look = looks[id(loop)]
+            body = "<br/>".join(look.lines)
+            rows.append(("<hr/>" if n == 0 else "") + f'<tr><td><font point-size="10" color="{look.ink}">↻ {body}</font></td></tr>')
+        label = '<<table border="0" cellborder="0" cellspacing="0" cellpadding="1">' + "".join(rows) + "</table>>"
         attrs = [("label", label), ("fillcolor", fill), ("color", color), ("fontcolor", color),
                  ("tooltip", f"{name}: {s.doc}")]
         if name == decl.initial:
@@ -561,9 +577,7 @@ def render_dot(view: View, marks: Marks | None = None) -> str:
 
     rep = {c.key: c for c in _walk(clusters)}
     for e in edges:
-        if not any(src in reach for src in e.sources):
-            e.live = False
-        _draw_edge(dot, e, names, rep, marks)
+        _draw_edge(dot, e, looks[id(e)], rep)
 
     _draw_panels(dot, view, names, anchor="in_param" if "in_param" in docs else decl.initial)
     dot.lines.append("}")
@@ -588,70 +602,78 @@ def _reachable(initial: str, edges: list[Edge]) -> set[str]:
     return seen
 
 
-def _draw_edge(dot: _Dot, e: Edge, names: Names, clusters: dict[str, Cluster], marks: Marks | None) -> None:
-    marker = any(names.is_marker(g) for g, _ in e.guards)
-    release = any(a.startswith("abort_") for arm in e.arms for a in arm.actions)
-    counts = [
-        sum(marks.counts.get((r.source, r.trigger, r.index), 0) for r in arm.rows) if marks is not None else 0
-        for arm in e.arms
-    ]
-    total = sum(counts)
-    dead = not e.live or not e.reachable()
-    color = _BLUE if marker else (_RED if release else "black")
-    if dead or (marks is not None and not total):
-        color = _GREY
-    elif marks is not None:
-        color = _HOT
-    ink = "black" if color != _GREY else _GREY
+class _Look:
+    """How one edge is drawn: its label lines, colours and weight."""
 
-    lines: list[str] = []
-    if e.guards:
-        g = ", ".join(names.guard(n, t) for n, t in e.guards)
-        num = f"<b>{e.order}.</b> " if e.order else ""
-        lines.append(f'<font color="{color if color != _HOT else ink}">{num}[{_h(g)}]</font>')
-    for arm, n in zip(e.arms, counts):
-        trig = arm.triggers()
-        text = " ".join(x for x in (triggers_label(trig), actions_label(arm.actions)) if x)
-        if not trig:
-            text = f"never ({triggers_label(arm.shadowed())} is taken earlier)"
-        count = f' <font color="{_HOT}"><b>×{n}</b></font>' if n else ""
-        lines.append("<br/>".join(_h(x) for x in _wrap(text, 34)) + count)
-    if e.dest == _HUB and len(e.sources) == 1 and e.sources[0] != _HUB:
-        looks = names.looks.get(e.sources[0], [])
-        body = "<br/>".join(_h(x) for x in _wrap("looks for: " + ("  ".join(looks) or "nothing"), 40, " "))
-        lines.append(f'<font point-size="9" color="#666666"><i>{body}</i></font>')
-    if not e.live and any(not names.live(g, t) for g, t in e.guards):
-        lines.append(f'<font point-size="9" color="{_GREY}"><i>never fires: no such marker here</i></font>')
-    if e.cluster:
-        lines.append('<font point-size="9" color="#666666"><i>from every state in the box</i></font>')
-    key = (e.sources[0], e.dest, e.guards)
-    if marks is not None and key in marks.decisions:
-        notes = marks.decisions[key]
-        more = marks.decision_totals[key] - len(notes)
-        body = "<br/>".join(_h(x) for n in notes for x in _wrap(n, 44, " ")) + (f"<br/>… {more} more" if more > 0 else "")
-        lines.append(f'<font point-size="9" color="{_HOT}">{body}</font>')
+    def __init__(self, e: Edge, names: Names, marks: Marks | None) -> None:
+        marker = any(names.is_marker(g) for g, _ in e.guards)
+        release = any(a.startswith("abort_") for arm in e.arms for a in arm.actions)
+        counts = [
+            sum(marks.counts.get((r.source, r.trigger, r.index), 0) for r in arm.rows) if marks is not None else 0
+            for arm in e.arms
+        ]
+        self.total = sum(counts)
+        self.dead = not e.live or not e.reachable()
+        self.marker = marker
+        color = _BLUE if marker else (_RED if release else "black")
+        if self.dead or (marks is not None and not self.total):
+            color = _GREY
+        elif marks is not None:
+            color = _HOT
+        self.color = color
+        self.ink = "black" if color != _GREY else _GREY
+        self.traced = marks is not None
 
-    tip = ["from: " + " ".join(e.sources), "to: " + e.dest]
-    if e.guards:
-        tip.append("if: " + " ".join(n if t else f"not {n}" for n, t in e.guards))
-    for arm in e.arms:
-        acts = " ".join(arm.actions) or "-"
-        if arm.triggers():
-            tip.append(f"on {' '.join(arm.triggers())}: {acts}")
-        if arm.shadowed():
-            tip.append(f"unreachable on {' '.join(arm.shadowed())}: {acts}")
+        lines: list[str] = []
+        if e.guards:
+            g = ", ".join(names.guard(n, t) for n, t in e.guards)
+            num = f"<b>{e.order}.</b> " if e.order else ""
+            lines.append(f'<font color="{color if color != _HOT else self.ink}">{num}[{_h(g)}]</font>')
+        for arm, n in zip(e.arms, counts):
+            trig = arm.triggers()
+            text = " ".join(x for x in (triggers_label(trig), actions_label(arm.actions)) if x)
+            if not trig:
+                text = f"never ({triggers_label(arm.shadowed())} is taken earlier)"
+            count = f' <font color="{_HOT}"><b>×{n}</b></font>' if n else ""
+            lines.append("<br/>".join(_h(x) for x in _wrap(text, 34)) + count)
+        if e.dest == _HUB and len(e.sources) == 1 and e.sources[0] != _HUB:
+            looks = names.looks.get(e.sources[0], [])
+            body = "<br/>".join(_h(x) for x in _wrap("looks for: " + ("  ".join(looks) or "nothing"), 40, " "))
+            lines.append(f'<font point-size="9" color="#666666"><i>{body}</i></font>')
+        if not e.live and any(not names.live(g, t) for g, t in e.guards):
+            lines.append(f'<font point-size="9" color="{_GREY}"><i>never fires: no such marker here</i></font>')
+        if e.cluster:
+            lines.append('<font point-size="9" color="#666666"><i>from every state in the box</i></font>')
+        key = (e.sources[0], e.dest, e.guards)
+        if marks is not None and key in marks.decisions:
+            notes = marks.decisions[key]
+            more = marks.decision_totals[key] - len(notes)
+            body = "<br/>".join(_h(x) for n in notes for x in _wrap(n, 44, " ")) + (f"<br/>… {more} more" if more > 0 else "")
+            lines.append(f'<font point-size="9" color="{_HOT}">{body}</font>')
+        self.lines = lines
 
-    attrs: list[tuple[str, str]] = [
-        ("label", "<" + "<br/>".join(lines) + ">"),
-        ("tooltip", "\n".join(tip)),
-        ("color", color),
-        ("fontcolor", ink),
-    ]
-    if total:
-        attrs.append(("penwidth", f"{1.2 + min(3.0, math.log10(total + 1)):.1f}"))
-    elif marker and not dead and marks is None:
+        tip = ["from: " + " ".join(e.sources), "to: " + e.dest]
+        if e.guards:
+            tip.append("if: " + " ".join(n if t else f"not {n}" for n, t in e.guards))
+        for arm in e.arms:
+            acts = " ".join(arm.actions) or "-"
+            if arm.triggers():
+                tip.append(f"on {' '.join(arm.triggers())}: {acts}")
+            if arm.shadowed():
+                tip.append(f"unreachable on {' '.join(arm.shadowed())}: {acts}")
+        self.tooltip = "\n".join(tip)
+
+
+def _draw_edge(dot: _Dot, e: Edge, look: _Look, clusters: dict[str, Cluster]) -> None:
+    attrs: list[tuple[str, str]] = []
+    if e.sources != (e.dest,):  # a self-loop's label is inside its state
+        attrs.append(("label", "<" + "<br/>".join(look.lines) + ">"))
+    attrs += [("tooltip", look.tooltip), ("color", look.color), ("fontcolor", look.ink)]
+    if look.total:
+        attrs.append(("penwidth", f"{1.2 + min(3.0, math.log10(look.total + 1)):.1f}"))
+    elif look.marker and not look.dead and not look.traced:
         attrs.append(("penwidth", "1.4"))
-    if dead:
+    if look.dead:
         attrs.append(("style", "dotted"))
     tail = e.sources[0]
     if e.cluster:
