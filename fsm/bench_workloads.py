@@ -132,7 +132,7 @@ def _dialect(name: str) -> Dialect:
 
 
 def _render(dialect: str, calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 0) -> str:
-    render = _dialect(dialect).render
+    render: Callable[..., str] | None = _dialect(dialect).render
     assert render is not None, f"dialect {dialect} has no render()"
     return render(calls, variant)
 

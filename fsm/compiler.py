@@ -11,19 +11,28 @@ before it. Where a start character (``<``) leads to ``maybe_tag``, the scan look
 the next place a marker of the current context could begin (a full match, or a prefix
 running off the end of the chunk) instead of stopping at every ``<``: a ``<`` that
 cannot begin a marker would come straight back to this state, as the same run.
+
+A scan may stop early (stepping a character through the table is always exact); it
+must never stop late. Scanners are built once per (state, matcher) and kept on the
+:class:`CompiledMachine`, so every sieve over the same dialects shares them.
+
+Cost per ``feed()``: the loop keeps the last scanner it used, so a chunk that is all
+one run costs one regex search, one run action and no table lookup. A chunk shorter
+than ``MAX_TAG_CHARS`` may end inside a marker: only the text after its last start
+character can (grammar rule 2), so that one suffix is checked, and only if it exists.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from fsm.context import Context
 from fsm.declare import CHAR_TRIGGERS, CLASSES, EOF_TRIGGER, OTHER, OVERFLOW, RUN_FORMS, Declaration
 from fsm.machine import build_machine
 from fsm.matcher import Matcher
-from grammar.api import MAX_TAG_CHARS
+from grammar.api import MAX_TAG_CHARS, START_CHARS
 
 Guard = tuple[Callable[[Context, str], bool], bool]
 Row = tuple[tuple[Guard, ...], tuple[Callable[[Context, str], None], ...], str]
@@ -40,11 +49,24 @@ class BulkRule:
     marker_aware: bool
 
 
+Scanner = Callable[[str, int], int]
+
+
 @dataclass
 class CompiledMachine:
     table: dict[str, dict[str, tuple[Row, ...]]]
     bulk: dict[str, BulkRule]
     initial: str
+    #: (state, matcher or None) → scanner; filled on first use, shared by all runners.
+    scanners: dict[tuple[str, Matcher | None], Scanner] = field(default_factory=dict)
+
+    def scanner(self, state: str, matcher: Matcher | None) -> Scanner:
+        key = (state, matcher)
+        sc = self.scanners.get(key)
+        if sc is None:
+            sc = _make_scanner(self.bulk[state], matcher)
+            self.scanners[key] = sc
+        return sc
 
 
 def compile_machine(decl: Declaration) -> CompiledMachine:
@@ -104,16 +126,16 @@ class CompiledRunner:
         self.ctx = ctx
         ctx.state = compiled.initial
         self.base = 0
-        self._scanners: dict[tuple[str, int], Callable[[str, int], int]] = {}
+        # The scanner used last, and for which (state, block) it was chosen.
+        self._sc_state = ""
+        self._sc_block: object = None
+        self._sc: Scanner = _scan_nothing
 
     # -- scanning
-    def _scanner(self, state: str, rule: BulkRule) -> Callable[[str, int], int]:
-        matcher = self.ctx.matcher(state) if rule.marker_aware else None
-        key = (state, id(matcher))
-        sc = self._scanners.get(key)
-        if sc is None:
-            sc = _make_scanner(rule, matcher)
-            self._scanners[key] = sc
+    def _scanner(self, state: str, rule: BulkRule) -> Scanner:
+        ctx = self.ctx
+        sc = self.c.scanner(state, ctx.matcher(state) if rule.marker_aware else None)
+        self._sc_state, self._sc_block, self._sc = state, ctx.block, sc
         return sc
 
     # -- stepping
@@ -137,20 +159,27 @@ class CompiledRunner:
     def _run(self, s: str, base: int) -> None:
         ctx = self.ctx
         bulk = self.c.bulk
+        step = self._step
         i, n = 0, len(s)
         while i < n:
-            rule = bulk.get(ctx.state)
+            state = ctx.state
+            rule = bulk.get(state)
             if rule is not None:
-                j = self._scanner(ctx.state, rule)(s, i)
+                if state == self._sc_state and ctx.block is self._sc_block:
+                    j = self._sc(s, i)
+                else:
+                    j = self._scanner(state, rule)(s, i)
                 if j > i:
                     i = rule.run(ctx, s, i, j)
                     if ctx.block is not None and ctx.over_limit():
                         ctx.pos = base + i
-                        self._step(OVERFLOW, "")
-                    continue
+                        step(OVERFLOW, "")
+                    if i >= n:
+                        break
+                    # The scan stopped here: step this character (always exact).
             ch = s[i]
             ctx.pos = base + i
-            self._step(CLASS_OF.get(ch, OTHER), ch)
+            step(CLASS_OF.get(ch, OTHER), ch)
             redo, ctx.redo = ctx.redo, False
             if ctx.pushback:
                 pb, ctx.pushback = ctx.pushback, ""
@@ -159,34 +188,48 @@ class CompiledRunner:
                 i += 1
             if ctx.block is not None and ctx.over_limit():
                 ctx.pos = base + i
-                self._step(OVERFLOW, "")
+                step(OVERFLOW, "")
 
     def eof(self) -> None:
         self.ctx.pos = self.base
         self._step(EOF_TRIGGER, "")
 
 
-def _make_scanner(rule: BulkRule, matcher: Matcher | None) -> Callable[[str, int], int]:
-    parts = []
-    if rule.stop_chars:
-        parts.append("[" + re.escape(rule.stop_chars) + "]")
-    if matcher is not None and matcher.full_pattern:
-        parts.append(matcher.full_pattern)
-    if not parts:
+def _scan_nothing(s: str, i: int) -> int:
+    return i
+
+
+def _make_scanner(rule: BulkRule, matcher: Matcher | None) -> Scanner:
+    if matcher is not None:
+        pattern = matcher.scan_pattern(rule.stop_chars)
+    else:
+        pattern = "[" + re.escape(rule.stop_chars) + "]" if rule.stop_chars else ""
+    if not pattern:
         return lambda s, i: len(s)
-    search = re.compile("|".join(parts)).search
-    if matcher is None or not matcher.full_pattern:
+    search = re.compile(pattern).search
+    if matcher is None or matcher.entries == ():
         def scan(s: str, i: int) -> int:
             m = search(s, i)
             return m.start() if m else len(s)
         return scan
-    partial_start = matcher.partial_start
+    tail_viable = matcher.tail_viable
+    first, more = START_CHARS[0], START_CHARS[1:]
 
     def scan_markers(s: str, i: int) -> int:
         m = search(s, i)
-        j = m.start() if m else len(s)
-        if j > len(s) - MAX_TAG_CHARS:
-            j = min(j, partial_start(s, i))
+        n = len(s)
+        j = m.start() if m else n
+        lo = n - MAX_TAG_CHARS
+        if lo < i:
+            lo = i
+        if j > lo:
+            # A marker running off the end starts at the last start character (rule 2).
+            k = s.rfind(first, lo)
+            for c in more:
+                k2 = s.rfind(c, lo)
+                if k2 > k:
+                    k = k2
+            if 0 <= k < j and tail_viable(s, k):
+                j = k
         return j
     return scan_markers
-

@@ -8,9 +8,16 @@ two questions:
   (``VIABLE``, keep holding), or neither (``DEAD``)? This is the guard behind
   ``maybe_tag``; it uses ``regex``'s partial matching, so a marker split across
   chunks is held, never leaked.
-* ``next_start(s, pos)``: where, at or after ``pos``, could a marker begin? The
-  compiled runner jumps there instead of stepping through every ``<`` (a full-match
-  scan with ``re``, plus a partial-match look at the last ``MAX_TAG_CHARS``).
+* where, at or after a position, could a marker begin? The compiled runner jumps
+  there instead of stepping through every ``<``: ``scan_pattern`` finds complete
+  markers (the alternatives factored behind one start-character class, so ``re``
+  tests the rest only at a start character), and ``tail_viable`` says whether the
+  text from the last start character to the end of a chunk is a prefix of one. By
+  rule 2 of :mod:`grammar.api` (a start character only begins a marker), no other
+  position can hold a marker that runs off the end of the chunk.
+
+``classify`` is memoised per matcher (bounded): the same tags come back again and
+again in a stream (``<tool_call``, ``<function=write_file``, ...).
 """
 
 from __future__ import annotations
@@ -21,11 +28,17 @@ from typing import Any
 
 import regex
 
-from grammar.api import MAX_TAG_CHARS, Dialect, Kind, Marker, tag_fields
+from grammar.api import MAX_TAG_CHARS, START_CHARS, Dialect, Kind, Marker, tag_fields
 
 DEAD, VIABLE, COMPLETE = 0, 1, 2
 
 _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
+#: How a pattern may spell "one start character" as its first atom.
+_START_ATOMS = tuple(
+    sorted({"[" + START_CHARS + "]", "[" + re.escape(START_CHARS) + "]", *START_CHARS, *(re.escape(c) for c in START_CHARS)}, key=len, reverse=True)
+)
+#: Entries kept in a matcher's classify memo before it is cleared.
+_MEMO_LIMIT = 1024
 
 
 @dataclass(frozen=True)
@@ -48,16 +61,47 @@ class Hit:
 class Matcher:
     def __init__(self, entries: list[Entry]) -> None:
         self.entries = tuple(entries)
+        self._memo: dict[str, tuple[int, Hit | None]] = {}
         if entries:
             alts = "|".join(f"(?P<M{i}>{e.marker.pattern})" for i, e in enumerate(entries))
             self._partial: Any = regex.compile(alts)
-            plain = "|".join(f"(?:{_NAMED_GROUP.sub('(?:', e.marker.pattern)})" for e in entries)
-            self.full_pattern = plain
+            plain = [_NAMED_GROUP.sub("(?:", e.marker.pattern) for e in entries]
+            self.full_pattern = "|".join(f"(?:{p})" for p in plain)
+            self.scan_rest, self.scan_other = _factored(plain)
         else:
             self._partial = None
             self.full_pattern = ""
+            self.scan_rest = self.scan_other = ""
+
+    def scan_pattern(self, stop_chars: str = "") -> str:
+        """A pattern matching at every stop character and at least wherever a marker
+        matches: one leading character class (``re`` skips ahead to it quickly), then
+        lookbehinds decide which kind of stop it is."""
+        start = "[" + re.escape(START_CHARS) + "]"
+        parts = []
+        if stop_chars and self.scan_rest:
+            stops = "[" + re.escape(stop_chars) + "]"
+            both = "[" + re.escape(stop_chars + START_CHARS) + "]"
+            parts.append(f"{both}(?:(?<={stops})|(?<={start}){self.scan_rest})")
+        elif stop_chars:
+            parts.append("[" + re.escape(stop_chars) + "]")
+        elif self.scan_rest:
+            parts.append(start + self.scan_rest)
+        if self.scan_other:
+            parts.append(self.scan_other)
+        return "|".join(parts)
 
     def classify(self, tag: str) -> tuple[int, Hit | None]:
+        memo = self._memo
+        got = memo.get(tag)
+        if got is None:
+            got = self._classify(tag)
+            if len(memo) >= _MEMO_LIMIT:
+                memo.clear()
+            memo[tag] = got
+        return got
+
+    def _classify(self, tag: str) -> tuple[int, Hit | None]:
         if self._partial is None or len(tag) > MAX_TAG_CHARS:
             return DEAD, None
         m = self._partial.fullmatch(tag, partial=True)
@@ -72,6 +116,12 @@ class Matcher:
             return DEAD, None
         return COMPLETE, Hit(entry.kind, entry.dialect, fields, entry.marker)
 
+    def tail_viable(self, s: str, k: int) -> bool:
+        """Whether ``s[k:]`` is a marker or a prefix of one (it may run on in the next chunk)."""
+        if self._partial is None or len(s) - k > MAX_TAG_CHARS:
+            return False
+        return self._partial.fullmatch(s, k, partial=True) is not None
+
     def partial_start(self, s: str, pos: int) -> int:
         """Leftmost position ≥ pos where a marker matches or runs off the end of s."""
         if self._partial is None:
@@ -81,3 +131,55 @@ class Matcher:
 
     def kinds(self) -> set[Kind]:
         return {e.kind for e in self.entries}
+
+
+def _factored(patterns: list[str]) -> tuple[str, str]:
+    """Split marker patterns into what follows a leading start character, and the rest.
+
+    Returns ``(rest, other)``: ``[<＜]`` + ``rest`` matches at least wherever a pattern
+    whose first atom is a start character matches (rule 2 of :mod:`grammar.api`), and
+    ``other`` is the alternation of the patterns that could not be split. Folding ``<``
+    and ``＜`` together can only add matches (``＜![CDATA[``), never lose one; a false
+    stop costs one step through ``maybe_tag``, which rejects it. With one start class
+    in front, ``re`` tries the alternatives only where a start character stands.
+    """
+    rests: list[str] = []
+    others: list[str] = []
+    for p in patterns:
+        atom = next((a for a in _START_ATOMS if p.startswith(a)), None)
+        if atom is None or p[len(atom) : len(atom) + 1] in ("?", "*", "+", "{") or _top_level_bar(p):
+            others.append(f"(?:{p})")
+        else:
+            rests.append(p[len(atom):])
+    rest = "(?:" + "|".join(f"(?:{r})" for r in rests) + ")" if rests else ""
+    return rest, "|".join(others)
+
+
+def _top_level_bar(p: str) -> bool:
+    """Whether ``p`` has an alternation outside every group and class."""
+    depth = 0
+    in_class = False
+    i = 0
+    while i < len(p):
+        c = p[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            if c == "]":
+                in_class = False
+        elif c == "[":
+            in_class = True
+            # A ']' right after '[' or '[^' is a literal member.
+            if p[i + 1 : i + 2] == "^":
+                i += 1
+            if p[i + 1 : i + 2] == "]":
+                i += 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            return True
+        i += 1
+    return False
