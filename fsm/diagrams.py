@@ -678,7 +678,9 @@ def _draw_edge(dot: _Dot, e: Edge, look: _Look, clusters: dict[str, Cluster]) ->
     tail = e.sources[0]
     if e.cluster:
         c = clusters[e.cluster]
-        tail = c.members[0] if c.members else c.all_members()[0]
+        # Leave from inside a nested box: measured on these views, the label then
+        # lands clear of the hub's edges into the box (tail choice is layout only).
+        tail = (c.children[0].all_members() if c.children else c.all_members())[0]
         attrs.append(("ltail", e.cluster))
     dot.edge(tail, e.dest, attrs)
 
