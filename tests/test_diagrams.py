@@ -181,7 +181,9 @@ def test_markers_a_dialect_lacks_are_drawn_as_never_firing() -> None:
 
 def test_block_wide_eof_and_overflow_are_drawn_once_from_the_box() -> None:
     dot = (COMMITTED / "overview.dot").read_text(encoding="utf-8")
-    attrs = _edge_attrs(dot, "in_block", "text", 'ltail="cluster_block"')
+    boxed = [m.group(3) for m in EDGE.finditer(dot) if m.group(2) == "text" and 'ltail="cluster_block"' in m.group(3)]
+    assert len(boxed) == 1
+    attrs = boxed[0]
     decl = declare(tuple(REGISTRY.values()))
     block_states = {s.name for s in decl.states if s.in_block}
     tip = _unescape(TOOLTIP.search(attrs).group(1))  # type: ignore[union-attr]
