@@ -18,6 +18,9 @@ its current state), reads its states and events, and draws them grouped for read
    from there (the context's matcher, ``fsm.sieve._matchers``).
 5. An unguarded edge that every state of a cluster has (``eof`` and ``overflow`` in a
    tool block) is drawn once, from the cluster's border.
+6. A self-loop's label is listed inside its state under a rule (``↻``, UML's internal
+   transitions); the loop itself is drawn unlabelled. On a busy state such as
+   ``maybe_tag`` a loop label would otherwise land on other edges.
 
 Views: ``overview`` (every built-in dialect: core states, body grammars, each dialect a
 labelled cluster listing its markers) and ``dialect-NAME`` (the machine that dialect
@@ -27,8 +30,9 @@ declaration order, no ids or timestamps) and is what ``--check`` compares; SVG b
 depend on the ``dot`` version, so they are regenerated alongside but not compared.
 
 ``--trace FILE`` runs an input through the reference machine (:mod:`fsm.trace`) and
-draws the path it took: fired edges with their counts, visited states, and at decision
-points (a state that could have gone elsewhere) the offsets and held text that decided.
+draws the path it took: fired edges with their counts, visited states, and at decisions
+(see :mod:`fsm.trace`) the offsets and held text that decided. Each edge's SVG tooltip
+lists every trigger, guard and action it stands for, by their declared names.
 """
 
 from __future__ import annotations
@@ -39,7 +43,6 @@ import json
 import math
 import os
 import shutil
-import subprocess
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -591,6 +594,8 @@ def _walk(cs: list[Cluster]) -> Iterable[Cluster]:
 
 
 def _reachable(initial: str, edges: list[Edge]) -> set[str]:
+    """States some input can reach over edges that can fire (``in_reasoning`` is an
+    initial state too: ``Sieve(start_in_reasoning=True)``)."""
     seen = {initial, "in_reasoning"} & {s for e in edges for s in e.sources}
     frontier = list(seen)
     while frontier:
