@@ -15,7 +15,7 @@ its current state), reads its states and events, and draws them grouped for read
    where a guard whose marker the dialect lacks is drawn grey and dotted (it never
    fires) and states reachable only through such guards are greyed too.
 4. An edge into ``maybe_tag`` says which markers ``maybe_tag`` looks for when it comes
-   from there (the context's matcher, ``fsm.sieve._matchers``).
+   from there (the context's matcher, ``fsm.sieve.matchers``).
 5. An unguarded edge that every state of a cluster has (``eof`` and ``overflow`` in a
    tool block) is drawn once, from the cluster's border.
 6. A self-loop's label is listed inside its state under a rule (``↻``, UML's internal
@@ -119,10 +119,10 @@ class Names:
     """How one view names guards and markers, and which markers it has at all."""
 
     def __init__(self, dialects: tuple[Dialect, ...], own: Dialect | None, guard_names: Iterable[str]) -> None:
-        from fsm.sieve import _matchers
+        from fsm.sieve import matchers
 
         self.own = own
-        text_m, block_m = _matchers(dialects, True)
+        text_m, block_m = matchers(dialects, True)
         per_origin: dict[str, list[tuple[Kind, str]]] = {}
         for origin, m in text_m.items():
             per_origin.setdefault(origin, []).extend((e.kind, e.marker.shown()) for e in m.entries)

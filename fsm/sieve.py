@@ -31,7 +31,12 @@ def _entries(d: Dialect, *kinds: Kind) -> list[Entry]:
 
 
 @lru_cache(maxsize=64)
-def _matchers(dialects: tuple[Dialect, ...], think: bool) -> tuple[dict[str, Matcher], dict[str, dict[str, Matcher]]]:
+def matchers(dialects: tuple[Dialect, ...], think: bool) -> tuple[dict[str, Matcher], dict[str, dict[str, Matcher]]]:
+    """The matchers of every context: ``(by text context, by dialect → by block context)``.
+
+    Public so that tools reading the machine (diagrams, audits) see the same markers the
+    runners do.
+    """
     think_entries = [Entry(m.kind, None, m) for m in reasoning.MARKERS] if think else []
     openers = [e for d in dialects for e in _entries(d, Kind.BLOCK_OPEN)]
     text = {
@@ -99,7 +104,7 @@ class Sieve:
         if not isinstance(max_block_chars, int) or max_block_chars < 1:
             raise ValueError("max_block_chars must be a positive int")
         self.dialects = resolve(dialects)
-        text_m, block_m = _matchers(self.dialects, bool(reasoning))
+        text_m, block_m = matchers(self.dialects, bool(reasoning))
         config = Config(
             text_matchers=text_m,
             block_matchers=block_m,
@@ -118,6 +123,11 @@ class Sieve:
             self._runner = CompiledRunner(_compiled(self.dialects), self._ctx)
             self._ctx.state = initial
         self._closed = False
+
+    @property
+    def runner(self) -> CompiledRunner | ReferenceRunner:
+        """The runner driving this sieve (read-only; for tracing and audits)."""
+        return self._runner
 
     @property
     def state(self) -> str:

@@ -93,7 +93,7 @@ def trace(
 ) -> Trace:
     """Run ``text`` (fed whole, then closed) through the reference machine, recording."""
     sieve = Sieve(dialects, runner="reference", **options)
-    runner = sieve._runner
+    runner = sieve.runner
     if not isinstance(runner, ReferenceRunner):  # pragma: no cover - runner="reference" above
         raise TypeError("a trace needs the reference runner")
     fires: list[Fire] = []
