@@ -50,6 +50,8 @@ class BulkRule:
 
 
 Scanner = Callable[[str, int], int]
+#: Chunks up to this long are first checked for any stop or start character at all.
+QUICK_CHARS = 64
 
 
 @dataclass
@@ -130,12 +132,13 @@ class CompiledRunner:
         self._sc_state = ""
         self._sc_block: object = None
         self._sc: Scanner = _scan_nothing
+        self._sc_run: Callable[[Context, str, int, int], int] = _run_nothing
 
     # -- scanning
     def _scanner(self, state: str, rule: BulkRule) -> Scanner:
         ctx = self.ctx
         sc = self.c.scanner(state, ctx.matcher(state) if rule.marker_aware else None)
-        self._sc_state, self._sc_block, self._sc = state, ctx.block, sc
+        self._sc_state, self._sc_block, self._sc, self._sc_run = state, ctx.block, sc, rule.run
         return sc
 
     # -- stepping
@@ -153,30 +156,51 @@ class CompiledRunner:
         raise AssertionError(f"no transition from {ctx.state} on {trigger}")  # validate() prevents this
 
     def feed(self, s: str) -> None:
-        self._run(s, self.base)
-        self.base += len(s)
+        # Fast path: the chunk starts with a run of the state the last chunk ended in
+        # (most chunks of prose, reasoning or a value are all one run): one scan, one
+        # run action, no table lookup.
+        ctx = self.ctx
+        n = len(s)
+        if n and ctx.state == self._sc_state and ctx.block is self._sc_block:
+            j = self._sc(s, 0)
+            if j:
+                i = self._sc_run(ctx, s, 0, j)
+                if ctx.block is not None and ctx.over_limit():
+                    ctx.pos = self.base + i
+                    self._step(OVERFLOW, "")
+                if i < n:
+                    self._run(s, self.base, i, True)
+            else:
+                self._run(s, self.base, 0, True)
+        elif n:
+            self._run(s, self.base, 0, False)
+        self.base += n
 
-    def _run(self, s: str, base: int) -> None:
+    def _run(self, s: str, base: int, i: int = 0, stopped: bool = False) -> None:
+        """Consume ``s[i:]``. ``stopped``: a scan already stopped at ``i``, so step it."""
         ctx = self.ctx
         bulk = self.c.bulk
         step = self._step
-        i, n = 0, len(s)
+        n = len(s)
         while i < n:
-            state = ctx.state
-            rule = bulk.get(state)
-            if rule is not None:
-                if state == self._sc_state and ctx.block is self._sc_block:
-                    j = self._sc(s, i)
-                else:
-                    j = self._scanner(state, rule)(s, i)
-                if j > i:
-                    i = rule.run(ctx, s, i, j)
-                    if ctx.block is not None and ctx.over_limit():
-                        ctx.pos = base + i
-                        step(OVERFLOW, "")
-                    if i >= n:
-                        break
-                    # The scan stopped here: step this character (always exact).
+            if stopped:
+                stopped = False
+            else:
+                state = ctx.state
+                rule = bulk.get(state)
+                if rule is not None:
+                    if state == self._sc_state and ctx.block is self._sc_block:
+                        j = self._sc(s, i)
+                    else:
+                        j = self._scanner(state, rule)(s, i)
+                    if j > i:
+                        i = rule.run(ctx, s, i, j)
+                        if ctx.block is not None and ctx.over_limit():
+                            ctx.pos = base + i
+                            step(OVERFLOW, "")
+                        if i >= n:
+                            break
+                        # The scan stopped here: step this character (always exact).
             ch = s[i]
             ctx.pos = base + i
             step(CLASS_OF.get(ch, OTHER), ch)
@@ -199,6 +223,10 @@ def _scan_nothing(s: str, i: int) -> int:
     return i
 
 
+def _run_nothing(ctx: Context, s: str, i: int, j: int) -> int:
+    return i
+
+
 def _make_scanner(rule: BulkRule, matcher: Matcher | None) -> Scanner:
     if matcher is not None:
         pattern = matcher.scan_pattern(rule.stop_chars)
@@ -214,10 +242,14 @@ def _make_scanner(rule: BulkRule, matcher: Matcher | None) -> Scanner:
         return scan
     tail_viable = matcher.tail_viable
     first, more = START_CHARS[0], START_CHARS[1:]
+    # A short chunk with no stop and no start character at all is one run.
+    quick = re.compile("[" + re.escape(rule.stop_chars + START_CHARS) + "]").search
 
     def scan_markers(s: str, i: int) -> int:
-        m = search(s, i)
         n = len(s)
+        if n - i <= QUICK_CHARS and quick(s, i) is None:
+            return n
+        m = search(s, i)
         j = m.start() if m else n
         lo = n - MAX_TAG_CHARS
         if lo < i:

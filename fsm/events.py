@@ -9,10 +9,42 @@ empty ``raw``: their input is in the ``raw`` of the ``ToolCall`` that follows. A
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any, Union
+from dataclasses import MISSING, dataclass, fields
+from typing import Any, TypeVar, Union
+
+_E = TypeVar("_E")
 
 
+def _fast_init(cls: type[_E]) -> type[_E]:
+    """Give a frozen slotted dataclass a faster ``__init__`` (same signature, same result).
+
+    The generated frozen ``__init__`` stores each field with ``object.__setattr__``;
+    this one calls the slot descriptors' ``__set__`` directly, about a third cheaper,
+    which counts when every ``feed()`` makes an event. The class stays a frozen
+    dataclass: assignment after construction still raises ``FrozenInstanceError``.
+    """
+    params: list[str] = []
+    body: list[str] = []
+    env: dict[str, Any] = {}
+    for f in fields(cls):  # type: ignore[arg-type]
+        env[f"_set_{f.name}"] = cls.__dict__[f.name].__set__
+        if f.default is not MISSING:
+            env[f"_default_{f.name}"] = f.default
+            params.append(f"{f.name}=_default_{f.name}")
+        else:
+            params.append(f.name)
+        body.append(f"    _set_{f.name}(self, {f.name})")
+    src = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body) + "\n"
+    exec(src, env)
+    init = env["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__module__ = cls.__module__
+    init.__annotations__ = dict(cls.__init__.__annotations__)
+    setattr(cls, "__init__", init)
+    return cls
+
+
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Text:
     """Text meant for the user."""
@@ -21,6 +53,7 @@ class Text:
     raw: str
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Reasoning:
     """The model's reasoning; the ``<think>`` tags travel in ``raw`` only."""
@@ -29,6 +62,7 @@ class Reasoning:
     raw: str
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class ToolCallStart:
     """A call's name is known; its arguments will follow as deltas."""
@@ -39,6 +73,7 @@ class ToolCallStart:
     raw: str = ""
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class ToolCallDelta:
     """A fragment of the call's arguments JSON; a call's fragments concatenate to
@@ -49,6 +84,7 @@ class ToolCallDelta:
     raw: str = ""
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """A complete call, decided once its block closed."""
@@ -66,6 +102,7 @@ class ToolCall:
         return json.dumps(self.arguments, ensure_ascii=False)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     """Something worth knowing: a malformed block released as text, an unknown tool,

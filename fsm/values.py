@@ -61,10 +61,21 @@ class ValueDecoder:
                 self.entity_tail = text[amp:]
                 text = text[:amp]
             out = unescape_xml(text)
-        else:
+        elif self.entity_tail:
             out = self.entity_tail + piece
             self.entity_tail = ""
-        return self._hold_newline(out)
+        else:
+            out = piece  # the common case: a raw value, nothing held
+        if not self.strip or not out:
+            return out
+        # Inline _hold_newline: this runs once per chunk of every value.
+        if self.newline_held:
+            out = "\n" + out
+            self.newline_held = False
+        if out[-1] == "\n":
+            self.newline_held = True
+            out = out[:-1]
+        return out
 
     def _hold_newline(self, out: str) -> str:
         if not self.strip or not out:
