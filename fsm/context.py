@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from fsm.accum import Pieces
 from fsm.errors import MalformedBlockError
 from fsm.events import Diagnostic, Event, Reasoning, Text, ToolCall, ToolCallDelta, ToolCallStart
 from fsm.matcher import VIABLE, Hit, Matcher
@@ -53,8 +54,8 @@ class Param:
     streaming: bool
     decoder: ValueDecoder
     schema: dict[str, Any] | None
-    decoded: list[str] = field(default_factory=list)
-    raw_value: list[str] = field(default_factory=list)
+    decoded: Pieces = field(default_factory=Pieces)
+    raw_value: Pieces = field(default_factory=Pieces)
 
 
 @dataclass
@@ -74,7 +75,7 @@ class Call:
 class Block:
     dialect: Dialect
     start: int
-    raw: list[str] = field(default_factory=list)
+    raw: Pieces = field(default_factory=Pieces)
     raw_len: int = 0
     calls: list[Call] = field(default_factory=list)
     call: Call | None = None
@@ -574,7 +575,8 @@ class Context:
         if p is None or call is None:
             return
         if p.body == "json":
-            raw = "".join(p.raw_value)
+            raw = p.raw_value.join()
+            p.raw_value = Pieces()
             value, problem = parse_json_value(raw)
             if problem is None and p.schema is not None and types_of(p.schema) and isinstance(value, str):
                 value, problem = coerce(value, p.schema)
@@ -582,8 +584,8 @@ class Context:
             tail = p.decoder.finish()
             if tail:
                 p.decoded.append(tail)
-            text = "".join(p.decoded)
-            p.decoded = []
+            text = p.decoded.join()
+            p.decoded = Pieces()
             if p.streaming:
                 if tail:
                     self._delta(call, _quote(tail)[1:-1])
@@ -642,8 +644,8 @@ class Context:
         self._emit_calls(b)
 
     def _emit_calls(self, b: Block) -> None:
-        raw = "".join(b.raw)
-        b.raw = []
+        raw = b.raw.join()
+        b.raw = Pieces()
         kept = [c for c in b.calls if c.index is not None and (c.known or self.cfg.unknown_tool == "call")]
         for c, start, end in _segments(b.calls, kept, len(raw)):
             piece = raw if (start == 0 and end == len(raw)) else raw[start:end]
@@ -661,8 +663,8 @@ class Context:
 
     def _release(self, b: Block, code: str, why: str) -> None:
         """A block that is not a call after all: back to the user, as the policy says."""
-        raw = "".join(b.raw)
-        b.raw = []
+        raw = b.raw.join()
+        b.raw = Pieces()
         abandoned = [c.index for c in b.calls if c.index is not None]
         message = why
         if abandoned:

@@ -1,0 +1,38 @@
+"""An append-only string accumulator that stays compact when fed tiny pieces.
+
+A block streamed in token-sized chunks arrives as hundreds of thousands of 1–8
+character strings; a plain list of them costs ~50 bytes of object header per piece,
+several times the text itself. Every ``FLUSH_AT`` pieces are joined into one string, so
+memory stays close to the text's own size and the final ``join`` is still linear.
+"""
+
+from __future__ import annotations
+
+FLUSH_AT = 256
+
+
+class Pieces:
+    __slots__ = ("_done", "_recent", "length")
+
+    def __init__(self) -> None:
+        self._done: list[str] = []
+        self._recent: list[str] = []
+        self.length = 0
+
+    def append(self, s: str) -> None:
+        self._recent.append(s)
+        self.length += len(s)
+        if len(self._recent) >= FLUSH_AT:
+            self._done.append("".join(self._recent))
+            self._recent = []
+
+    def join(self) -> str:
+        if self._recent:
+            self._done.append("".join(self._recent))
+            self._recent = []
+        if len(self._done) > 1:
+            self._done = ["".join(self._done)]
+        return self._done[0] if self._done else ""
+
+    def __bool__(self) -> bool:
+        return self.length > 0
