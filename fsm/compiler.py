@@ -59,6 +59,11 @@ class CompiledMachine:
     table: dict[str, dict[str, tuple[Row, ...]]]
     bulk: dict[str, BulkRule]
     initial: str
+    #: state → (guards, actions) of a guarded self-loop that is the first transition
+    #: tried on every character (``maybe_tag``: ``tag_viable`` → ``tag_push``).
+    first_loops: dict[str, tuple[tuple[Guard, ...], tuple[Callable[[Context, str], None], ...]]] = field(
+        default_factory=dict
+    )
     #: (state, matcher or None) → scanner; filled on first use, shared by all runners.
     scanners: dict[tuple[str, Matcher | None], Scanner] = field(default_factory=dict)
 
@@ -94,7 +99,32 @@ def compile_machine(decl: Declaration) -> CompiledMachine:
         rule = _bulk_rule(state, by_trigger)
         if rule is not None:
             bulk[state] = rule
-    return CompiledMachine(frozen, bulk, decl.initial)
+    first_loops = {}
+    for state, rows_by in frozen.items():
+        loop = _first_loop(state, rows_by)
+        if loop is not None:
+            first_loops[state] = loop
+    return CompiledMachine(frozen, bulk, decl.initial, first_loops)
+
+
+def _first_loop(
+    state: str, by_trigger: dict[str, tuple[Row, ...]]
+) -> tuple[tuple[Guard, ...], tuple[Callable[[Context, str], None], ...]] | None:
+    """The guarded self-loop tried first on every character trigger of ``state``, if
+    there is one: when its guards pass, it fires, whatever the character's class, so
+    the runner may test it before (and instead of) looking the class up."""
+    firsts = set()
+    for trig in CHAR_TRIGGERS:
+        rows = by_trigger.get(trig)
+        if not rows:
+            return None
+        firsts.add(rows[0])
+    if len(firsts) != 1:
+        return None
+    guards, actions, dest = firsts.pop()
+    if not guards or dest != state:
+        return None
+    return guards, actions
 
 
 def _bulk_rule(state: str, by_trigger: dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]]) -> BulkRule | None:
@@ -180,6 +210,7 @@ class CompiledRunner:
         """Consume ``s[i:]``. ``stopped``: a scan already stopped at ``i``, so step it."""
         ctx = self.ctx
         bulk = self.c.bulk
+        first_loops = self.c.first_loops
         step = self._step
         n = len(s)
         while i < n:
@@ -203,7 +234,12 @@ class CompiledRunner:
                         # The scan stopped here: step this character (always exact).
             ch = s[i]
             ctx.pos = base + i
-            step(CLASS_OF.get(ch, OTHER), ch)
+            loop = first_loops.get(ctx.state)
+            if loop is not None and _passes(loop[0], ctx, ch):
+                for a in loop[1]:
+                    a(ctx, ch)
+            else:
+                step(CLASS_OF.get(ch, OTHER), ch)
             redo, ctx.redo = ctx.redo, False
             if ctx.pushback:
                 pb, ctx.pushback = ctx.pushback, ""
@@ -217,6 +253,13 @@ class CompiledRunner:
     def eof(self) -> None:
         self.ctx.pos = self.base
         self._step(EOF_TRIGGER, "")
+
+
+def _passes(guards: tuple[Guard, ...], ctx: Context, ch: str) -> bool:
+    for g, target in guards:
+        if g(ctx, ch) != target:
+            return False
+    return True
 
 
 def _scan_nothing(s: str, i: int) -> int:
@@ -234,14 +277,20 @@ def _make_scanner(rule: BulkRule, matcher: Matcher | None) -> Scanner:
         pattern = "[" + re.escape(rule.stop_chars) + "]" if rule.stop_chars else ""
     if not pattern:
         return lambda s, i: len(s)
-    search = re.compile(pattern).search
+    search_any = re.compile(pattern).search
     if matcher is None or matcher.entries == ():
         def scan(s: str, i: int) -> int:
-            m = search(s, i)
+            m = search_any(s, i)
             return m.start() if m else len(s)
         return scan
     tail_viable = matcher.tail_viable
-    first, more = START_CHARS[0], START_CHARS[1:]
+    first, rare = START_CHARS[0], START_CHARS[1:]
+    # Chunks holding no rare start character (almost all: ``＜`` is rare) are scanned
+    # with a pattern whose only start character is ``<``: a literal prefix, which
+    # ``re`` finds several times faster than a class.
+    search_first = re.compile(matcher.scan_pattern(rule.stop_chars, first)).search
+    rare_one = rare if len(rare) == 1 else ""  # one rare start character: test with `in`
+    has_rare = re.compile("[" + re.escape(rare) + "]" if rare else "(?!)").search
     # A short chunk with no stop and no start character at all is one run.
     quick = re.compile("[" + re.escape(rule.stop_chars + START_CHARS) + "]").search
 
@@ -249,7 +298,10 @@ def _make_scanner(rule: BulkRule, matcher: Matcher | None) -> Scanner:
         n = len(s)
         if n - i <= QUICK_CHARS and quick(s, i) is None:
             return n
-        m = search(s, i)
+        if rare_one in s if rare_one else has_rare(s) is not None:
+            m = search_any(s, i)
+        else:
+            m = search_first(s, i)
         j = m.start() if m else n
         lo = n - MAX_TAG_CHARS
         if lo < i:
@@ -257,7 +309,7 @@ def _make_scanner(rule: BulkRule, matcher: Matcher | None) -> Scanner:
         if j > lo:
             # A marker running off the end starts at the last start character (rule 2).
             k = s.rfind(first, lo)
-            for c in more:
+            for c in rare:
                 k2 = s.rfind(c, lo)
                 if k2 > k:
                     k = k2

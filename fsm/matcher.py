@@ -73,20 +73,25 @@ class Matcher:
             self.full_pattern = ""
             self.scan_rest = self.scan_other = ""
 
-    def scan_pattern(self, stop_chars: str = "") -> str:
+    def scan_pattern(self, stop_chars: str = "", start_chars: str = START_CHARS) -> str:
         """A pattern matching at every stop character and at least wherever a marker
         matches: one leading character class (``re`` skips ahead to it quickly), then
-        lookbehinds decide which kind of stop it is."""
-        start = "[" + re.escape(START_CHARS) + "]"
+        lookbehinds decide which kind of stop it is.
+
+        ``start_chars``: a subset of the start characters, for text known to hold no
+        other (``"<"`` alone gives ``re`` a literal prefix, several times faster).
+        """
+        start = re.escape(start_chars)
+        start_class = start if len(start_chars) == 1 else f"[{start}]"
         parts = []
         if stop_chars and self.scan_rest:
             stops = "[" + re.escape(stop_chars) + "]"
-            both = "[" + re.escape(stop_chars + START_CHARS) + "]"
-            parts.append(f"{both}(?:(?<={stops})|(?<={start}){self.scan_rest})")
+            both = "[" + re.escape(stop_chars + start_chars) + "]"
+            parts.append(f"{both}(?:(?<={stops})|(?<={start_class}){self.scan_rest})")
         elif stop_chars:
             parts.append("[" + re.escape(stop_chars) + "]")
         elif self.scan_rest:
-            parts.append(start + self.scan_rest)
+            parts.append(start_class + self.scan_rest)
         if self.scan_other:
             parts.append(self.scan_other)
         return "|".join(parts)

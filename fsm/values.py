@@ -47,35 +47,41 @@ class ValueDecoder:
     def feed(self, piece: str, cdata: bool = False) -> str:
         if not piece:
             return ""
-        if not self.started:
-            self.started = True
-            if self.strip and piece[0] == "\n":
-                piece = piece[1:]
-                if not piece:
-                    return ""
         if self.unescape and not cdata:
+            if not self.started:
+                self.started = True
+                if self.strip and piece[0] == "\n":
+                    piece = piece[1:]
+                    if not piece:
+                        return ""
             text = self.entity_tail + piece
             self.entity_tail = ""
             amp = text.rfind("&")
             if amp >= 0 and ";" not in text[amp:] and len(text) - amp < _ENTITY_MAX:
                 self.entity_tail = text[amp:]
                 text = text[:amp]
-            out = unescape_xml(text)
-        elif self.entity_tail:
-            out = self.entity_tail + piece
+            return self._hold_newline(unescape_xml(text))
+        # A raw value (the common case): at most one slice, however large the piece.
+        start = 0
+        if not self.started:
+            self.started = True
+            if self.strip and piece[0] == "\n":
+                start = 1
+                if len(piece) == 1:
+                    return ""
+        if self.entity_tail:
+            piece = self.entity_tail + piece[start:]
             self.entity_tail = ""
-        else:
-            out = piece  # the common case: a raw value, nothing held
-        if not self.strip or not out:
-            return out
-        # Inline _hold_newline: this runs once per chunk of every value.
+            start = 0
+        if not self.strip:
+            return piece[start:] if start else piece
+        end = len(piece)
+        held = self.newline_held
+        self.newline_held = piece[-1] == "\n"
         if self.newline_held:
-            out = "\n" + out
-            self.newline_held = False
-        if out[-1] == "\n":
-            self.newline_held = True
-            out = out[:-1]
-        return out
+            end -= 1
+        out = piece[start:end] if start or end < len(piece) else piece
+        return "\n" + out if held else out
 
     def _hold_newline(self, out: str) -> str:
         if not self.strip or not out:
