@@ -84,6 +84,7 @@ class Block:
     cdata_held: str = ""
     json_depth: int = 0
     fatal: str = ""
+    bare: bool = False  # implied by a bare call in prose; no block markup of its own
 
 
 class Context:
@@ -390,6 +391,36 @@ class Context:
         self._hold(s[i:j])
         return j
 
+    def open_bare_call(self, ch: str) -> None:
+        """A call open in prose, for a dialect whose calls may stand without a block."""
+        hit = self._classify(ch)[1]
+        assert hit is not None and hit.dialect is not None
+        self.flush()
+        self.block = Block(hit.dialect, self.tag_start, bare=True)
+        self.open_call(ch)
+
+    def in_bare_block(self, ch: str) -> bool:
+        return self.block is not None and self.block.bare
+
+    def from_bare_block(self, ch: str) -> bool:
+        return self.origin == "in_block" and self.block is not None and self.block.bare
+
+    def end_bare_block(self, ch: str = "") -> None:
+        """An implied block ends where grammar stops: its calls are complete."""
+        b = self.block
+        assert b is not None
+        self.block = None
+        tag, self.tag = self.tag, ""
+        self._tag_version += 1
+        if b.fatal or not b.calls:
+            self._release(b, "malformed_block", b.fatal or "block holds no call")
+        else:
+            self._emit_calls(b)
+        if tag and ch:
+            self.pushback = tag  # read again as prose
+        elif tag:
+            self._text(tag)  # the stream ended on it
+
     def open_call(self, ch: str) -> None:
         b = self.block
         assert b is not None
@@ -638,6 +669,7 @@ class Context:
         self._close_pending()
         self._hold(tag)
         self.block = None
+        b.bare = False  # a block close after bare calls: the opening wrapper was lost
         if b.fatal or not b.calls:
             self._release(b, "malformed_block", b.fatal or "block holds no call")
             return
@@ -646,6 +678,11 @@ class Context:
     def _emit_calls(self, b: Block) -> None:
         raw = b.raw.join()
         b.raw = Pieces()
+        tail = ""
+        if b.bare:
+            # Spaces after the last call of an implied block are prose again.
+            cut = b.calls[-1].raw_end
+            raw, tail = raw[:cut], raw[cut:]
         kept = [c for c in b.calls if c.index is not None and (c.known or self.cfg.unknown_tool == "call")]
         for c, start, end in _segments(b.calls, kept, len(raw)):
             piece = raw if (start == 0 and end == len(raw)) else raw[start:end]
@@ -660,6 +697,8 @@ class Context:
                 self._text(piece)
             else:
                 self._emit(Diagnostic("dropped_call", f"call to {c.name!r} dropped by policy", b.start, piece))
+        if tail:
+            self._text(tail)
 
     def _release(self, b: Block, code: str, why: str) -> None:
         """A block that is not a call after all: back to the user, as the policy says."""

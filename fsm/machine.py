@@ -26,7 +26,9 @@ Theory of operation
    parameters) and ``in_param`` (a value). Between markers only whitespace is grammar;
    anything else makes the block *malformed*: it is released (as text by default) with
    a ``Diagnostic`` and reading goes on in ``text``. A block still open at ``eof`` is
-   released the same way. Calls are emitted only when their block closes.
+   released the same way. Calls are emitted only when their block closes. A dialect
+   may allow a bare call in prose: it opens an implied block, which ends, complete,
+   at the first thing after a call close that is not grammar (``end_bare_block``).
 
 5. A parameter close does not end a value by itself: it moves to ``after_close``,
    which holds it and any whitespace until the next marker decides. Another parameter,
@@ -130,6 +132,7 @@ def _core_transitions() -> list[Transition]:
     t += on("maybe_tag", ALL, "text", "stray_think_close", when=["is_think_close"], rank=12)
     t += on("maybe_tag", ALL, "in_block", "open_block", when=["is_block_open"], rank=13)
     t += on("maybe_tag", ALL, "text", "close_block", when=["is_block_close"], rank=14)
+    t += on("maybe_tag", ALL, "in_call", "open_bare_call", when=["is_call_open", "from_text"], rank=15)
     t += on("maybe_tag", ALL, "in_call", "open_call", when=["is_call_open"], rank=15)
     t += on("maybe_tag", ALL, "in_block", "close_call", when=["is_call_close"], rank=16)
     t += on("maybe_tag", ALL, "in_param", "open_param", when=["is_param_open"], rank=17)
@@ -140,11 +143,16 @@ def _core_transitions() -> list[Transition]:
     t += on("maybe_tag", ALL, "in_reasoning", "tag_reject", "reprocess", when=["from_reasoning"], rank=31)
     t += on("maybe_tag", ALL, "in_param", "tag_reject", "reprocess", when=["from_param"], rank=32)
     t += on("maybe_tag", ALL, "in_param", "reopen_value", "reprocess", when=["from_after_close"], rank=34)
+    t += on("maybe_tag", ALL, "text", "end_bare_block", "reprocess", when=["from_bare_block"], rank=35)
     t += on("maybe_tag", ALL, "text", "abort_block", "reprocess", rank=90)
     t += on("maybe_tag", [EOF_TRIGGER], "text", "tag_release_eof", when=["from_text"], rank=10)
     t += on("maybe_tag", [EOF_TRIGGER], "in_reasoning", "tag_release_eof", when=["from_reasoning"], rank=11)
+    t += on("maybe_tag", [EOF_TRIGGER], "text", "end_bare_block", when=["from_bare_block"], rank=20)
     t += on("maybe_tag", [EOF_TRIGGER], "text", "abort_block_eof", rank=90)
     # -- block structure: only whitespace between markers
+    # an implied block (a bare call in prose) ends, complete, where grammar stops
+    t += on("in_block", but("ws", "nl", "lt"), "text", "end_bare_block", "reprocess", when=["in_bare_block"], rank=10)
+    t += on("in_block", [EOF_TRIGGER], "text", "end_bare_block", when=["in_bare_block"], rank=10)
     for s in ("in_block", "in_call"):
         t += on(s, ["ws", "nl"], s, "hold_char")
         t += on(s, ["lt"], "maybe_tag", "tag_begin")

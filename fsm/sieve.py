@@ -39,6 +39,7 @@ def matchers(dialects: tuple[Dialect, ...], think: bool) -> tuple[dict[str, Matc
     """
     think_entries = [Entry(m.kind, None, m) for m in reasoning.MARKERS] if think else []
     openers = [e for d in dialects for e in _entries(d, Kind.BLOCK_OPEN)]
+    openers += [e for d in dialects if d.bare_calls for e in _entries(d, Kind.CALL_OPEN)]
     text = {
         "text": Matcher(think_entries + openers),
         "in_reasoning": Matcher([e for e in think_entries if e.kind is Kind.THINK_CLOSE]),

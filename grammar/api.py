@@ -90,6 +90,10 @@ class Dialect:
     #: Body grammars this dialect uses besides raw text (e.g. ``"json"`` for
     #: DSML ``string="false"`` values). Each adds its states to the machine.
     bodies: tuple[str, ...] = ()
+    #: A call open may stand in prose without its block (DeepSeek V4 falling back to
+    #: text, sglang#40236 "bare invoke"): it opens an implied block, which ends with
+    #: the last call when what follows is not grammar.
+    bare_calls: bool = False
     #: Example of a whole, well-formed block (docs, demo, tests).
     sample: str = ""
     #: Build a well-formed block from (name, [(key, raw_value, is_json)]) calls;

@@ -13,7 +13,8 @@ Bars are any run of U+FF5C ``｜``, ASCII ``|`` or U+2016 ``‖`` (seed 001 show
 with optional spaces around ``DSML`` and before the tag name; ``EPSE`` is accepted where
 ``DSML`` is (the hybrid close seen leaking). Block names: ``function_calls``,
 ``tool_calls``, ``calls`` (and ``tool-calls``, ``toolcalls``). ``string="true"`` values
-are raw text, ``string="false"`` values are JSON; CDATA values are raw.
+are raw text, ``string="false"`` values are JSON; CDATA values are raw. An ``invoke``
+without its block (seen when V4 falls back to text) is read as a block of its own.
 """
 
 from __future__ import annotations
@@ -63,11 +64,13 @@ MARKERS = (
 
 
 def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 0) -> str:
-    """A well-formed block; ``variant`` picks the bar spelling, spacing and block name."""
+    """A well-formed block; ``variant`` picks the bar spelling, spacing and block name,
+    and from 36 on leaves the block out (bare invokes)."""
     bar = BAR_VARIANTS[variant % len(BAR_VARIANTS)]
     space = " " if (variant // len(BAR_VARIANTS)) % 2 else ""
     block = BLOCK_NAMES[(variant // (2 * len(BAR_VARIANTS))) % len(BLOCK_NAMES)]
-    lines = [_tag(bar, block, False, space) + ">"]
+    bare = (variant // (6 * len(BAR_VARIANTS))) % 2 == 1
+    lines = [] if bare else [_tag(bar, block, False, space) + ">"]
     for name, params in calls:
         lines.append(_tag(bar, "invoke", False, space) + f' name="{name}">')
         for key, value, is_json in params:
@@ -77,7 +80,8 @@ def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 
                 + value + _tag(bar, "parameter", True, space) + ">"
             )
         lines.append(_tag(bar, "invoke", True, space) + ">")
-    lines.append(_tag(bar, block, True, space) + ">")
+    if not bare:
+        lines.append(_tag(bar, block, True, space) + ">")
     return "\n".join(lines)
 
 
@@ -87,6 +91,7 @@ DIALECT = Dialect(
     markers=MARKERS,
     value=ValueStyle(cdata=True),
     bodies=("json",),
+    bare_calls=True,
     sample=render([("get_weather", [("location", "杭州", False), ("days", "3", True)])]),
     render=render,
 )

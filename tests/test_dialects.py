@@ -207,3 +207,37 @@ def test_dsml_json_value_that_is_not_strict_json_stays_a_string(raw: str) -> Non
     import json
     assert json.loads(call.arguments_json, parse_constant=lambda c: pytest.fail(c)) == {"x": raw}
     assert diag_codes(events) == ["type_mismatch"]
+
+
+# ---------------------------------------------------------------- DSML without its block
+BARE = '<｜DSML｜invoke name="f">\n<｜DSML｜parameter name="k" string="true">v</｜DSML｜parameter>\n</｜DSML｜invoke>'
+
+
+@pytest.mark.parametrize(
+    "doc, text",
+    [
+        ("Sure. " + BARE, "Sure. "),  # ends the stream
+        ("Sure.\n" + BARE + "\n\nDone.", "Sure.\n\n\nDone."),  # prose follows: its spaces are prose again
+        (BARE + "\n" + BARE, ""),  # two bare calls: one implied block
+        (BARE + "\n</｜DSML｜tool_calls>", ""),  # the opening wrapper was lost
+        (BARE + " <b>bold</b>", " <b>bold</b>"),  # a tag that is not grammar ends it
+    ],
+)
+def test_dsml_bare_invoke_is_a_call(doc: str, text: str) -> None:
+    """sglang#40236: an invoke with no block around it leaked as content."""
+    for chunk in (1, 3, len(doc)):
+        events = run([doc[i : i + chunk] for i in range(0, len(doc), chunk)])
+        assert texts(events) == text
+        assert tool_calls(events) == [("f", {"k": "v"})] * doc.count("<｜DSML｜invoke")
+        assert "".join(e.raw for e in events) == doc
+
+
+def test_dsml_bare_invoke_unterminated_is_released_as_text() -> None:
+    doc = 'x <｜DSML｜invoke name="f">\n<｜DSML｜parameter name="k" string="true">v'
+    events = run([doc])
+    assert texts(events) == doc and diag_codes(events) == ["unterminated_block"]
+
+
+def test_bare_invoke_only_where_the_dialect_allows_it() -> None:
+    doc = '<invoke name="f">\n<parameter name="k">v</parameter>\n</invoke>'
+    assert tool_calls(run([doc])) == [] and texts(run([doc])) == doc
