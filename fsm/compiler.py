@@ -61,9 +61,7 @@ class CompiledMachine:
     initial: str
     #: state → (guards, actions) of a guarded self-loop that is the first transition
     #: tried on every character (``maybe_tag``: ``tag_viable`` → ``tag_push``).
-    first_loops: dict[str, tuple[tuple[Guard, ...], tuple[Callable[[Context, str], None], ...]]] = field(
-        default_factory=dict
-    )
+    first_loops: dict[str, Row] = field(default_factory=dict)
     #: (state, matcher or None) → scanner; filled on first use, shared by all runners.
     scanners: dict[tuple[str, Matcher | None], Scanner] = field(default_factory=dict)
 
@@ -107,9 +105,7 @@ def compile_machine(decl: Declaration) -> CompiledMachine:
     return CompiledMachine(frozen, bulk, decl.initial, first_loops)
 
 
-def _first_loop(
-    state: str, by_trigger: dict[str, tuple[Row, ...]]
-) -> tuple[tuple[Guard, ...], tuple[Callable[[Context, str], None], ...]] | None:
+def _first_loop(state: str, by_trigger: dict[str, tuple[Row, ...]]) -> Row | None:
     """The guarded self-loop tried first on every character trigger of ``state``, if
     there is one: when its guards pass, it fires, whatever the character's class, so
     the runner may test it before (and instead of) looking the class up."""
@@ -121,10 +117,11 @@ def _first_loop(
         firsts.add(rows[0])
     if len(firsts) != 1:
         return None
-    guards, actions, dest = firsts.pop()
+    row = firsts.pop()
+    guards, _actions, dest = row
     if not guards or dest != state:
         return None
-    return guards, actions
+    return row
 
 
 def _bulk_rule(state: str, by_trigger: dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]]) -> BulkRule | None:
@@ -235,11 +232,25 @@ class CompiledRunner:
             ch = s[i]
             ctx.pos = base + i
             loop = first_loops.get(ctx.state)
-            if loop is not None and _passes(loop[0], ctx, ch):
-                for a in loop[1]:
-                    a(ctx, ch)
-            else:
+            if loop is None:
                 step(CLASS_OF.get(ch, OTHER), ch)
+            else:
+                # The state's first transition on every class is this guarded self-loop:
+                # fire it while its guards pass (what _step would do, minus the lookups),
+                # and hand anything unusual to the generic bookkeeping below.
+                guards, actions, dest = loop
+                while True:
+                    if not _passes(guards, ctx, ch):
+                        step(CLASS_OF.get(ch, OTHER), ch)
+                        break
+                    for a in actions:
+                        a(ctx, ch)
+                    ctx.state = dest
+                    if ctx.redo or ctx.pushback or i + 1 >= n or (ctx.block is not None and ctx.over_limit()):
+                        break
+                    i += 1
+                    ch = s[i]
+                    ctx.pos = base + i
             redo, ctx.redo = ctx.redo, False
             if ctx.pushback:
                 pb, ctx.pushback = ctx.pushback, ""

@@ -39,6 +39,8 @@ _START_ATOMS = tuple(
 )
 #: Entries kept in a matcher's classify memo before it is cleared.
 _MEMO_LIMIT = 1024
+#: Chunk tails up to this long are checked through the memo.
+_MEMO_TAIL = 16
 
 
 @dataclass(frozen=True)
@@ -122,9 +124,18 @@ class Matcher:
         return COMPLETE, Hit(entry.kind, entry.dialect, fields, entry.marker)
 
     def tail_viable(self, s: str, k: int) -> bool:
-        """Whether ``s[k:]`` is a marker or a prefix of one (it may run on in the next chunk)."""
+        """Whether ``s[k:]`` may still become a marker in the next chunk.
+
+        False when ``classify`` calls it dead: held as a tag, it would be rejected
+        there, its first character returned to the run and the rest read again, which
+        is the run itself (no start character follows ``k``). A complete marker at
+        ``k`` is the scan's business, not this check's. Short tails (token-sized
+        chunks) go through the classify memo; long ones are matched directly.
+        """
         if self._partial is None or len(s) - k > MAX_TAG_CHARS:
             return False
+        if len(s) - k <= _MEMO_TAIL:
+            return self.classify(s[k:])[0] != DEAD
         return self._partial.fullmatch(s, k, partial=True) is not None
 
     def partial_start(self, s: str, pos: int) -> int:
