@@ -109,7 +109,25 @@ def machine() -> dict[str, Any]:
         "cores": os.cpu_count(),
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "platform": platform.platform(terse=True),
+        "python_call_ns": _call_ns(),
     }
+
+
+def _noop() -> None:
+    return None
+
+
+def _call_ns() -> float:
+    """Time of one empty Python function call: a yardstick for comparing machines
+    (per-feed costs scale with it; regex scans do not)."""
+    best = math.inf
+    f = _noop
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(200_000):
+            f()
+        best = min(best, time.perf_counter() - t0)
+    return best / 200_000 * 1e9
 
 
 # ---------------------------------------------------------------- timing helpers
@@ -476,7 +494,8 @@ def render_text(report: dict[str, Any], results: list[WorkloadResult], tgts: lis
     m = report["machine"]
     lines = [
         f"callsieve bench{' --quick' if report['config']['quick'] else ''}: "
-        f"{m['cpu']}, {m['cores']} cores, {m['python']}, {m['platform']}",
+        f"{m['cpu']}, {m['cores']} cores, {m['python']}, {m['platform']}; "
+        f"an empty Python call takes {m['python_call_ns']:.0f} ns",
         f"main size {report['config']['size']:,} characters; best of {report['config']['repeat']}; "
         "MB = 10^6 characters",
         "",

@@ -61,7 +61,7 @@ class CompiledMachine:
     initial: str
     #: state → (guards, actions) of a guarded self-loop that is the first transition
     #: tried on every character (``maybe_tag``: ``tag_viable`` → ``tag_push``).
-    first_loops: dict[str, Row] = field(default_factory=dict)
+    first_loops: dict[str, "GuardedLoop"] = field(default_factory=dict)
     #: (state, matcher or None) → scanner; filled on first use, shared by all runners.
     scanners: dict[tuple[str, Matcher | None], Scanner] = field(default_factory=dict)
 
@@ -98,30 +98,55 @@ def compile_machine(decl: Declaration) -> CompiledMachine:
         if rule is not None:
             bulk[state] = rule
     first_loops = {}
-    for state, rows_by in frozen.items():
-        loop = _first_loop(state, rows_by)
+    for state in frozen:
+        loop = _first_loop(state, frozen[state], names[state])
         if loop is not None:
             first_loops[state] = loop
     return CompiledMachine(frozen, bulk, decl.initial, first_loops)
 
 
-def _first_loop(state: str, by_trigger: dict[str, tuple[Row, ...]]) -> Row | None:
-    """The guarded self-loop tried first on every character trigger of ``state``, if
-    there is one: when its guards pass, it fires, whatever the character's class, so
-    the runner may test it before (and instead of) looking the class up."""
+@dataclass(frozen=True)
+class GuardedLoop:
+    """A guarded self-loop tried first on every character of its state.
+
+    When its guards pass it fires whatever the character's class, so the runner tests
+    it before (and instead of) looking the class up. With *run forms* on the model (a
+    guard ``g`` with ``g_run(s, i) -> j``: the end of the longest run each character of
+    which ``g`` would accept in turn; each action ``a`` with ``a_run(s, i, j)``), the
+    runner takes the whole run in one call, as bulk rules do for unguarded loops.
+    """
+
+    guards: tuple[Guard, ...]
+    actions: tuple[Callable[[Context, str], None], ...]
+    dest: str
+    guard_run: Callable[[Context, str, int], int] | None = None
+    action_runs: tuple[Callable[[Context, str, int, int], int], ...] = ()
+
+
+def _first_loop(
+    state: str,
+    by_trigger: dict[str, tuple[Row, ...]],
+    named: dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]],
+) -> GuardedLoop | None:
+    """The guarded self-loop tried first on every character trigger of ``state``."""
     firsts = set()
     for trig in CHAR_TRIGGERS:
         rows = by_trigger.get(trig)
         if not rows:
             return None
-        firsts.add(rows[0])
+        firsts.add((rows[0], tuple(map(tuple, named[trig][0][:2]))))
     if len(firsts) != 1:
         return None
-    row = firsts.pop()
-    guards, _actions, dest = row
+    (guards, actions, dest), (guard_names, action_names) = firsts.pop()
     if not guards or dest != state:
         return None
-    return row
+    loop = GuardedLoop(guards, actions, dest)
+    if len(guards) == 1 and guards[0][1]:
+        guard_run = getattr(Context, guard_names[0] + "_run", None)
+        action_runs = [getattr(Context, a + "_run", None) for a in action_names]
+        if guard_run is not None and all(r is not None for r in action_runs):
+            loop = GuardedLoop(guards, actions, dest, guard_run, tuple(r for r in action_runs if r is not None))
+    return loop
 
 
 def _bulk_rule(state: str, by_trigger: dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]]) -> BulkRule | None:
@@ -234,11 +259,28 @@ class CompiledRunner:
             loop = first_loops.get(ctx.state)
             if loop is None:
                 step(CLASS_OF.get(ch, OTHER), ch)
+            elif loop.guard_run is not None:
+                # The loop's run form: every character up to j passes, s[j] does not.
+                j = loop.guard_run(ctx, s, i)
+                if j > i:
+                    for run in loop.action_runs:
+                        run(ctx, s, i, j)
+                    ctx.state = loop.dest
+                    i = j
+                    if ctx.block is not None and ctx.over_limit():
+                        ctx.pos = base + i
+                        step(OVERFLOW, "")
+                        continue
+                    if i >= n:
+                        break
+                    ch = s[i]
+                    ctx.pos = base + i
+                step(CLASS_OF.get(ch, OTHER), ch)
             else:
                 # The state's first transition on every class is this guarded self-loop:
                 # fire it while its guards pass (what _step would do, minus the lookups),
                 # and hand anything unusual to the generic bookkeeping below.
-                guards, actions, dest = loop
+                guards, actions, dest = loop.guards, loop.actions, loop.dest
                 while True:
                     if not _passes(guards, ctx, ch):
                         step(CLASS_OF.get(ch, OTHER), ch)
