@@ -10,7 +10,6 @@ is decided, and the closing one never is).
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
@@ -137,10 +136,8 @@ def test_a_1mb_argument_streams_in_many_deltas(dialect: str) -> None:
     body = BIG_CASES[dialect](value)
     size = 16 * 1024
     parts = _split(body, size)
-    t0 = time.perf_counter()
     s = fsm.Sieve(dialects=[dialect])
     per = [s.feed(p) for p in parts] + [s.close()]
-    elapsed = time.perf_counter() - t0
     events = [e for batch in per for e in batch]
     (call,) = [e for e in events if isinstance(e, fsm.ToolCall)]
     assert call.arguments == {"path": "big.py", "content": value}
@@ -158,7 +155,6 @@ def test_a_1mb_argument_streams_in_many_deltas(dialect: str) -> None:
     # No fragment is much larger than the chunk that produced it (escaping doubles at most).
     assert max(len(f) for f in fragments) <= 2 * size + 64
     _assert_never_retracted(per)
-    assert elapsed < 5, f"{elapsed:.2f}s for 1 MB"
 
 
 # ---------------------------------------------------------------- typed values
