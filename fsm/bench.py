@@ -472,12 +472,12 @@ def targets(results: list[WorkloadResult], prose_memory: dict[str, Any] | None) 
             out.append(Target(f"{r.name}, streaming: peak memory / argument size", ratio, 4.0, "x", False,
                               f"{mt.peak_bytes / MB:.2f} MB for a {r.check['largest_arg_bytes'] / MB:.2f} MB argument"))
     if prose_memory is not None:
-        out.append(Target(f"prose, streaming {prose_memory['chars'] / MB:.0f} MB: peak memory",
+        out.append(Target(f"prose, streaming {prose_memory['chars'] / MB:.3g} MB: peak memory",
                           prose_memory["peak_bytes"] / MB, 1.0, "MB", False))
     for r in results:
         if r.status == "ok" and r.growth:
             out.append(Target(f"{r.name}: growth exponent of time", r.growth["exponent"], GROWTH_LIMIT, "", False,
-                              " → ".join(f"{p['chars'] / MB:g} MB {p['mb_s']:.2f} MB/s" for p in r.growth["points"])))
+                              " → ".join(f"{p['chars'] / MB:.3g} MB {p['mb_s']:.2f} MB/s" for p in r.growth["points"])))
     return out
 
 
@@ -532,7 +532,7 @@ def render_text(report: dict[str, Any], results: list[WorkloadResult], tgts: lis
     if report.get("prose_memory"):
         pm = report["prose_memory"]
         lines.append("")
-        lines.append(f"prose streamed in token chunks, {pm['chars'] / MB:.0f} MB: peak memory {_fmt_bytes(pm['peak_bytes'])}")
+        lines.append(f"prose streamed in token chunks, {pm['chars'] / MB:.3g} MB: peak memory {_fmt_bytes(pm['peak_bytes'])}")
     if any(r.growth for r in results):
         lines.append("")
         lines.append("growth in token chunks (exponent of time; linear is 1.0, limit 1.1):")
@@ -554,9 +554,69 @@ def render_text(report: dict[str, Any], results: list[WorkloadResult], tgts: lis
     return "\n".join(lines)
 
 
+def render_markdown(report: dict[str, Any], results: list[WorkloadResult], tgts: list[Target]) -> str:
+    """The same figures as Markdown tables (for README)."""
+    m = report["machine"]
+    cfg = report["config"]
+    out = [
+        f"Machine: {m['cpu']}, {m['cores']} cores, {m['python']}, {m['platform']} "
+        f"(an empty Python call: {m['python_call_ns']:.0f} ns). Command: `{cfg['command']}`; "
+        f"main size {cfg['size'] / MB:g} MB; best of {cfg['repeat']}; MB = 10^6 characters.",
+        "",
+        "| workload | fed | MB/s | `feed()`/s | µs/feed | ceiling MB/s | of ceiling | naive MB/s | × naive | peak memory |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        if r.status != "ok":
+            out.append(f"| {r.name} | {r.status} | | | | | | | | |")
+            continue
+        for mr in r.modes:
+            nv = mr.naive
+            naive = f"{nv['mb_s']:.2f}" + (" *" if nv["capped"] else "")
+            out.append(
+                f"| {r.name} | {mr.mode} | {mr.mb_s:.2f} | {mr.feeds_s:,.0f} | {mr.us_per_feed:.2f} | "
+                f"{mr.ceiling_mb_s:.1f} | {mr.of_ceiling:.0%} | {naive} | {mr.x_naive:,.1f}× | {_fmt_bytes(mr.peak_bytes)} |"
+            )
+    capped = [(r, mr) for r in results for mr in r.modes if mr.naive["capped"]]
+    if capped:
+        out.append("")
+        out.append(
+            "\\* The naive parser re-parses the whole buffer on every chunk, so chunked runs stop after "
+            f"{cfg.get('naive_budget', 0):g} s; × naive then compares both on the prefix it reached, "
+            "and its time for the whole input is extrapolated with the growth it showed:"
+        )
+        out.append("")
+        for r, mr in capped:
+            nv = mr.naive
+            e = nv["growth_exponent"]
+            ex = f", growth exponent {e:.2f}, whole input ≈ {nv['full_seconds']:,.0f} s" if e is not None else ""
+            out.append(f"- {r.name}, {mr.mode}: {nv['chars'] / 1000:,.0f} KB in {nv['seconds']:.2f} s{ex} (sieve: {mr.seconds:.2f} s)")
+    if any(r.growth for r in results):
+        out.append("")
+        sizes = report["config"]["growth_sizes"]
+        out.append("| growth, token chunks | " + " | ".join(f"{n / MB:g} MB" for n in sizes) + " | exponent |")
+        out.append("|---|" + "---:|" * (len(sizes) + 1))
+        for r in results:
+            if r.growth:
+                cells = " | ".join(f"{p['seconds']:.3f} s ({p['mb_s']:.2f} MB/s)" for p in r.growth["points"])
+                out.append(f"| {r.name} | {cells} | {r.growth['exponent']:.2f} |")
+    out.append("")
+    out.append("| target | measured | limit | |")
+    out.append("|---|---:|---:|---|")
+    for t in tgts:
+        op = "≥" if t.higher_is_better else "≤"
+        unit = "" if t.unit in ("", "x", "%") else " " + t.unit
+        suffix = {"x": "×", "%": "%"}.get(t.unit, "")
+        note = f" ({t.note})" if t.note else ""
+        out.append(f"| {t.name}{note} | {t.value:.2f}{suffix}{unit} | {op} {t.limit:g}{suffix}{unit} | {'PASS' if t.passed else 'FAIL'} |")
+    return "\n".join(out)
+
+
 # ---------------------------------------------------------------- the command
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+    parser.add_argument("--markdown", action="store_true", help="print the tables as Markdown (for README)")
+    parser.add_argument("--save-json", metavar="PATH", help="also write the JSON document to PATH")
     parser.add_argument("--quick", action="store_true", help="smaller and fewer runs (CI): growth at size/10 and size")
     parser.add_argument("--size", type=int, default=0, help="main workload size in characters (default 1,000,000)")
     parser.add_argument("--repeat", type=int, default=0, help="timed runs per measurement, best kept (default 3; quick 1)")
@@ -608,6 +668,7 @@ def run(args: argparse.Namespace) -> int:
             "repeat": cfg.repeat,
             "seed": cfg.seed,
             "growth_sizes": list(cfg.growth_sizes),
+            "naive_budget": cfg.naive_budget,
             "chunk_chars": [1, 8],
             "command": "callsieve bench" + (" --quick" if cfg.quick else ""),
         },
@@ -620,8 +681,14 @@ def run(args: argparse.Namespace) -> int:
         ],
         "elapsed_s": time.perf_counter() - t0,
     }
+    document = json.dumps(_clean(report), indent=2, ensure_ascii=False, allow_nan=False)
+    if args.save_json:
+        with open(args.save_json, "w", encoding="utf-8") as f:
+            f.write(document + "\n")
     if args.json:
-        print(json.dumps(_clean(report), indent=2, ensure_ascii=False, allow_nan=False))
+        print(document)
+    elif args.markdown:
+        print(render_markdown(report, results, tgts))
     else:
         print(render_text(report, results, tgts))
     return 0

@@ -138,13 +138,6 @@ class Matcher:
             return self.classify(s[k:])[0] != DEAD
         return self._partial.fullmatch(s, k, partial=True) is not None
 
-    def partial_start(self, s: str, pos: int) -> int:
-        """Leftmost position ≥ pos where a marker matches or runs off the end of s."""
-        if self._partial is None:
-            return len(s)
-        m = self._partial.search(s, max(pos, len(s) - MAX_TAG_CHARS), partial=True)
-        return m.start() if m else len(s)
-
     def kinds(self) -> set[Kind]:
         return {e.kind for e in self.entries}
 
