@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from fsm.accum import Pieces
 from fsm.errors import MalformedBlockError
@@ -85,6 +85,22 @@ class Block:
     json_depth: int = 0
     fatal: str = ""
     bare: bool = False  # implied by a bare call in prose; no block markup of its own
+
+
+def _kind_guard(kind: Kind) -> Callable[["Context", str], bool]:
+    """``is_<kind>``: the held tag plus ``ch`` is a complete marker of this kind.
+
+    One call per guard: maybe_tag tries tag_viable first, so the classification of
+    (tag, ch) is already cached when these run; only a miss goes through _classify.
+    """
+
+    def guard(self: "Context", ch: str) -> bool:
+        if self._peek_version != self._tag_version or self._peek_ch != ch:
+            self._classify(ch)
+        return self._peek_kind is kind
+
+    guard.__name__ = f"is_{kind.value}"
+    return guard
 
 
 class Context:
@@ -242,23 +258,12 @@ class Context:
     def tag_viable(self, ch: str) -> bool:
         return self._classify(ch)[0] == VIABLE
 
-    def is_think_open(self, ch: str) -> bool:
-        return self._hit(ch, Kind.THINK_OPEN)
-
-    def is_think_close(self, ch: str) -> bool:
-        return self._hit(ch, Kind.THINK_CLOSE)
-
-    def is_block_open(self, ch: str) -> bool:
-        return self._hit(ch, Kind.BLOCK_OPEN)
-
-    def is_block_close(self, ch: str) -> bool:
-        return self._hit(ch, Kind.BLOCK_CLOSE)
-
-    def is_call_open(self, ch: str) -> bool:
-        return self._hit(ch, Kind.CALL_OPEN)
-
-    def is_call_close(self, ch: str) -> bool:
-        return self._hit(ch, Kind.CALL_CLOSE)
+    is_think_open = _kind_guard(Kind.THINK_OPEN)
+    is_think_close = _kind_guard(Kind.THINK_CLOSE)
+    is_block_open = _kind_guard(Kind.BLOCK_OPEN)
+    is_block_close = _kind_guard(Kind.BLOCK_CLOSE)
+    is_call_open = _kind_guard(Kind.CALL_OPEN)
+    is_call_close = _kind_guard(Kind.CALL_CLOSE)
 
     def is_param_open(self, ch: str) -> bool:
         return self._hit(ch, Kind.PARAM_OPEN) and self._param_body(ch) == "raw"
@@ -266,11 +271,8 @@ class Context:
     def is_param_open_json(self, ch: str) -> bool:
         return self._hit(ch, Kind.PARAM_OPEN) and self._param_body(ch) == "json"
 
-    def is_param_close(self, ch: str) -> bool:
-        return self._hit(ch, Kind.PARAM_CLOSE)
-
-    def is_cdata_open(self, ch: str) -> bool:
-        return self._hit(ch, Kind.CDATA_OPEN)
+    is_param_close = _kind_guard(Kind.PARAM_CLOSE)
+    is_cdata_open = _kind_guard(Kind.CDATA_OPEN)
 
     def _param_body(self, ch: str) -> str:
         hit = self._classify(ch)[1]
@@ -299,6 +301,21 @@ class Context:
         self.tag = ch
         self.tag_start = self.pos
         self._tag_version += 1
+
+    def tag_viable_run(self, s: str, i: int) -> int:
+        """End of the longest run ``s[i:j]`` each character of which ``tag_viable``
+        would accept in turn (the run form of the guard, for the compiled runner)."""
+        classify = self.matcher().classify
+        tag = self.tag
+        j, n = i, len(s)
+        while j < n and classify(tag + s[i : j + 1])[0] == VIABLE:
+            j += 1
+        return j
+
+    def tag_push_run(self, s: str, i: int, j: int) -> int:
+        self.tag += s[i:j]
+        self._tag_version += 1
+        return j
 
     def tag_push(self, ch: str) -> None:
         self.tag += ch
@@ -490,17 +507,26 @@ class Context:
         out = p.decoder.feed(s, cdata)
         if out:
             p.decoded.append(out)
-            if p.streaming and b.call is not None:
-                self._delta(b.call, _quote(out)[1:-1])
+            call = b.call
+            if p.streaming and call is not None and call.index is not None:
+                # _delta, inlined: this runs once per chunk of a streamed value.
+                if self.delta_index != call.index and self.delta_buf:
+                    self.flush()
+                self.delta_index = call.index
+                self.delta_buf.append(_quote(out)[1:-1])
 
     def value_char(self, ch: str) -> None:
         self._hold(ch)
         self._value(ch)
 
     def value_run(self, s: str, i: int, j: int) -> int:
-        j = min(j, i + self.run_budget())
+        b = self.block
+        assert b is not None
+        if b.raw_len + (j - i) > self.cfg.max_block_chars:
+            j = min(j, i + self.run_budget())
         seg = s[i:j]
-        self._hold(seg)
+        b.raw.append(seg)
+        b.raw_len += j - i
         self._value(seg)
         return j
 
