@@ -24,8 +24,6 @@ from typing import Callable, Mapping
 
 import regex
 
-from fsm.errors import GrammarError
-
 #: Longest tag the matcher will hold while deciding; longer is never a marker.
 MAX_TAG_CHARS = 256
 
@@ -131,7 +129,10 @@ def tag_fields(match: "re.Match[str] | regex.Match[str]") -> dict[str, str]:
 
 
 def validate(dialect: Dialect) -> None:
-    """Raise :class:`GrammarError` naming the marker and the rule it breaks."""
+    """Raise :class:`fsm.GrammarError` naming the marker and the rule it breaks."""
+    # Imported here: grammar must import without pulling in the engine first.
+    from fsm.errors import GrammarError
+
     if not re.fullmatch(r"[a-z][a-z0-9_]*", dialect.name):
         raise GrammarError(f"dialect name {dialect.name!r}: use lower_snake_case")
     kinds = {m.kind for m in dialect.markers}

@@ -4,19 +4,28 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from fsm.errors import UnknownDialectError
 from grammar import dsml, minimax_m2, qwen3_coder, xml
 from grammar.api import Dialect, validate
 
 REGISTRY: dict[str, Dialect] = {d.name: d for d in (dsml.DIALECT, xml.DIALECT, qwen3_coder.DIALECT, minimax_m2.DIALECT)}
-for _d in REGISTRY.values():
-    validate(_d)
+_checked: set[str] = set()
+
+
+def _checked_builtin(d: Dialect) -> Dialect:
+    # Checked on first use rather than at import, so that importing grammar does not
+    # pull in the engine (whose errors validate() raises).
+    if d.name not in _checked:
+        validate(d)
+        _checked.add(d.name)
+    return d
 
 
 def resolve(dialects: Iterable[str | Dialect] | str | None) -> tuple[Dialect, ...]:
     """Dialect objects for names (``None``: all built-in); unknown names raise."""
+    from fsm.errors import UnknownDialectError
+
     if dialects is None:
-        return tuple(REGISTRY.values())
+        return tuple(_checked_builtin(d) for d in REGISTRY.values())
     if isinstance(dialects, (str, Dialect)):
         dialects = [dialects]
     out: list[Dialect] = []
@@ -28,7 +37,7 @@ def resolve(dialects: Iterable[str | Dialect] | str | None) -> tuple[Dialect, ..
         if d not in REGISTRY:
             known = ", ".join(REGISTRY)
             raise UnknownDialectError(f"unknown dialect {d!r}; known: {known}")
-        out.append(REGISTRY[d])
+        out.append(_checked_builtin(REGISTRY[d]))
     if not out:
         raise UnknownDialectError("no dialect given")
     return tuple(out)

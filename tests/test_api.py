@@ -160,3 +160,18 @@ def test_ids_and_indices_count_across_blocks() -> None:
 def test_reference_runner_available_for_audits() -> None:
     r = fsm.parse(BLOCK.format("f"), runner="reference")
     assert [c.name for c in r.calls] == ["f"]
+
+
+def test_grammar_imports_on_its_own() -> None:
+    """The grammar package imports without the engine first (no import cycle)."""
+    import subprocess
+    import sys
+
+    for module in ("grammar", "grammar.api", "grammar.registry", "grammar.dsml", "fsm"):
+        done = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+
+
+def test_builtin_dialects_pass_validation() -> None:
+    for d in grammar.REGISTRY.values():
+        grammar.validate(d)
