@@ -27,12 +27,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     runners: dict[str, Callable[[argparse.Namespace], int]] = {}
     for name, (module_name, help_text) in COMMANDS.items():
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as e:
-            if e.name == module_name:
-                continue  # not built yet
-            raise
+        module = importlib.import_module(module_name)
         p = sub.add_parser(name, help=help_text, description=help_text)
         module.add_arguments(p)
         runners[name] = module.run
