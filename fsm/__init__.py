@@ -1,11 +1,11 @@
 """callsieve: split a streamed model response into text, reasoning and tool calls.
 
->>> import fsm
->>> s = fsm.Sieve()
+>>> import callsieve
+>>> s = callsieve.Sieve()
 >>> events = s.feed("Hi <tool_call>\\n<function=f>\\n</function>\\n</tool_call>") + s.close()
 """
 
-from fsm.errors import (
+from callsieve.errors import (
     CallsieveError,
     FeedAfterCloseError,
     GrammarError,
@@ -13,7 +13,7 @@ from fsm.errors import (
     MalformedBlockError,
     UnknownDialectError,
 )
-from fsm.events import (
+from callsieve.events import (
     Diagnostic,
     Event,
     Reasoning,
@@ -23,8 +23,8 @@ from fsm.events import (
     ToolCallStart,
     merged,
 )
-from fsm.sieve import Parsed, Sieve, parse
-from grammar.registry import REGISTRY as _REGISTRY
+from callsieve.sieve import Parsed, Sieve, parse
+from callsieve.grammar.registry import REGISTRY as _REGISTRY
 
 #: The built-in dialect names.
 DIALECTS: tuple[str, ...] = tuple(_REGISTRY)

@@ -28,11 +28,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from fsm.context import Context
-from fsm.declare import CHAR_TRIGGERS, CLASSES, EOF_TRIGGER, OTHER, OVERFLOW, RUN_FORMS, Declaration
-from fsm.machine import build_machine
-from fsm.matcher import Matcher
-from grammar.api import MAX_TAG_CHARS, START_CHARS
+from callsieve.context import Context
+from callsieve.declare import CHAR_TRIGGERS, CLASSES, EOF_TRIGGER, OTHER, OVERFLOW, RUN_FORMS, Declaration
+from callsieve.machine import build_machine
+from callsieve.matcher import Matcher
+from callsieve.grammar.api import MAX_TAG_CHARS, START_CHARS
 
 Guard = tuple[Callable[[Context, str], bool], bool]
 Row = tuple[tuple[Guard, ...], tuple[Callable[[Context, str], None], ...], str]

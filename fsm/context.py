@@ -21,13 +21,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from fsm.accum import Pieces
-from fsm.errors import MalformedBlockError
-from fsm.events import Diagnostic, Event, Reasoning, Text, ToolCall, ToolCallDelta, ToolCallStart
-from fsm.matcher import VIABLE, Hit, Matcher
-from fsm.schema import coerce, is_string_only, parse_json_value, types_of
-from fsm.values import ValueDecoder
-from grammar.api import Dialect, Kind
+from callsieve.accum import Pieces
+from callsieve.errors import MalformedBlockError
+from callsieve.events import Diagnostic, Event, Reasoning, Text, ToolCall, ToolCallDelta, ToolCallStart
+from callsieve.matcher import VIABLE, Hit, Matcher
+from callsieve.schema import coerce, is_string_only, parse_json_value, types_of
+from callsieve.values import ValueDecoder
+from callsieve.grammar.api import Dialect, Kind
 
 _LINE_START = re.compile(r"(?:^|\n)[ \t]{0,3}\Z")
 #: JSON string escaping (the C encoder behind json.dumps(..., ensure_ascii=False)).

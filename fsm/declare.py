@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from fsm.errors import GrammarError
+from callsieve.errors import GrammarError
 
 #: Character classes: the triggers the machine sees. Any other character is ``other``.
 CLASSES: dict[str, str] = {

@@ -41,8 +41,8 @@ Theory of operation
    string, or inside an unfinished object, is data.
 
 7. Table-driven: states, triggers, guards, actions, their order. Not table-driven:
-   what a guard computes (marker matching lives in ``fsm.matcher``, patterns in
-   ``grammar/``) and what an action does with the text (``fsm.context``). The engine
+   what a guard computes (marker matching lives in ``callsieve.matcher``, patterns in
+   ``grammar/``) and what an action does with the text (``callsieve.context``). The engine
    never branches on a dialect's name: dialects supply markers and value styles, and
    body grammars supply states.
 
@@ -56,7 +56,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Iterable
 
-from fsm.declare import (
+from callsieve.declare import (
     EOF_TRIGGER,
     OVERFLOW,
     Declaration,
@@ -66,10 +66,10 @@ from fsm.declare import (
     on,
     validate,
 )
-from grammar.api import Dialect
+from callsieve.grammar.api import Dialect
 
 #: Every trigger a character can be.
-from fsm.declare import CHAR_TRIGGERS as ALL  # noqa: E402
+from callsieve.declare import CHAR_TRIGGERS as ALL  # noqa: E402
 
 CORE_STATES = (
     StateDecl("text", "visible prose"),
@@ -190,8 +190,8 @@ def _bodies(dialects: Iterable[Dialect]) -> list[str]:
 @lru_cache(maxsize=64)
 def declare(dialects: tuple[Dialect, ...]) -> Declaration:
     """The machine for these dialects: the core plus the body grammars they use."""
-    from fsm.context import Context
-    from grammar.bodies import BODIES
+    from callsieve.context import Context
+    from callsieve.grammar.bodies import BODIES
 
     states = list(CORE_STATES)
     transitions = _core_transitions()

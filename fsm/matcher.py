@@ -28,7 +28,7 @@ from typing import Any
 
 import regex
 
-from grammar.api import MAX_TAG_CHARS, START_CHARS, Dialect, Kind, Marker, tag_fields
+from callsieve.grammar.api import MAX_TAG_CHARS, START_CHARS, Dialect, Kind, Marker, tag_fields
 
 DEAD, VIABLE, COMPLETE = 0, 1, 2
 

@@ -1,10 +1,10 @@
 """OpenAI-compatible streams, cleaned: markup out of ``content``, calls into ``tool_calls``.
 
 Install with the ``openai`` extra (``pip install 'callsieve[openai]'``). Nothing here is
-imported by ``import fsm``; the ``openai`` package itself is imported only when a
+imported by ``import callsieve``; the ``openai`` package itself is imported only when a
 pydantic chunk needs a new tool-call object, so dict-shaped chunks work without it.
 
-    from fsm.openai import sieve_stream
+    from callsieve.openai import sieve_stream
 
     stream = client.chat.completions.create(model=..., messages=..., stream=True)
     for chunk in sieve_stream(stream, dialects=["dsml"], tools=tools):
@@ -12,7 +12,7 @@ pydantic chunk needs a new tool-call object, so dict-shaped chunks work without 
 
 Theory of operation:
 
-1. One :class:`fsm.Sieve` per upstream choice index. Each chunk's ``delta.content`` is
+1. One :class:`callsieve.Sieve` per upstream choice index. Each chunk's ``delta.content`` is
    fed to it; the events come back out in the same chunk shape: ``Text`` as
    ``delta.content``, ``Reasoning`` appended to ``delta.reasoning_content``, a
    ``ToolCallStart`` as a ``delta.tool_calls`` entry ``{index, id, type: "function",
@@ -70,8 +70,8 @@ from typing import (
     overload,
 )
 
-from fsm.events import Event, Reasoning, Text, ToolCall, ToolCallDelta, ToolCallStart
-from fsm.sieve import Sieve
+from callsieve.events import Event, Reasoning, Text, ToolCall, ToolCallDelta, ToolCallStart
+from callsieve.sieve import Sieve
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessage
@@ -403,7 +403,7 @@ def sieve_stream(
     """Clean a stream of ``ChatCompletionChunk`` (or dict-shaped chunks).
 
     Options: ``stream_arguments`` (default True), ``on_event(choice_index, event)``
-    (every sieve event, Diagnostics included) and any :class:`fsm.Sieve` option
+    (every sieve event, Diagnostics included) and any :class:`callsieve.Sieve` option
     (``on_malformed``, ``unknown_tool``, ``start_in_reasoning``, ``id_prefix``, ...).
     A bad dialect, schema or option raises at the call, before any chunk is read.
     """

@@ -9,9 +9,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from fsm.context import Context
-from fsm.declare import CLASSES, EOF_TRIGGER, OTHER, OVERFLOW, Declaration
-from fsm.machine import build_machine
+from callsieve.context import Context
+from callsieve.declare import CLASSES, EOF_TRIGGER, OTHER, OVERFLOW, Declaration
+from callsieve.machine import build_machine
 
 # transitions logs every trigger; keep that out of test output and time.
 logging.getLogger("transitions").setLevel(logging.WARNING)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable, Mapping
 
-from fsm.errors import InvalidToolSchemaError
+from callsieve.errors import InvalidToolSchemaError
 
 _TYPES = ("null", "boolean", "integer", "number", "object", "array", "string")
 _NO_VALUE = object()

@@ -6,17 +6,17 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable
 
-from fsm.compiler import CompiledMachine, CompiledRunner, compile_machine
-from fsm.context import Config, Context
-from fsm.errors import FeedAfterCloseError
-from fsm.events import Diagnostic, Event, Reasoning, Text, ToolCall
-from fsm.machine import declare
-from fsm.matcher import Entry, Matcher
-from fsm.reference import ReferenceRunner
-from fsm.schema import load_tools
-from grammar import cdata, reasoning
-from grammar.api import Dialect, Kind
-from grammar.registry import resolve
+from callsieve.compiler import CompiledMachine, CompiledRunner, compile_machine
+from callsieve.context import Config, Context
+from callsieve.errors import FeedAfterCloseError
+from callsieve.events import Diagnostic, Event, Reasoning, Text, ToolCall
+from callsieve.machine import declare
+from callsieve.matcher import Entry, Matcher
+from callsieve.reference import ReferenceRunner
+from callsieve.schema import load_tools
+from callsieve.grammar import cdata, reasoning
+from callsieve.grammar.api import Dialect, Kind
+from callsieve.grammar.registry import resolve
 
 DEFAULT_MAX_BLOCK_CHARS = 1 << 24
 
@@ -70,11 +70,11 @@ class Sieve:
     ``feed(chunk)`` returns the events that chunk decided; ``close()`` decides what is
     still held (a partial marker, an unterminated block) and ends the stream.
 
-    dialects: names from ``fsm.DIALECTS`` (None: all of them).
+    dialects: names from ``callsieve.DIALECTS`` (None: all of them).
     tools: OpenAI tool schemas; values are typed by them, unknown tools reported.
     on_malformed: a malformed or unterminated block becomes ``"text"`` (default),
       is dropped (``"drop"``: its input rides on the Diagnostic's ``raw``) or raises
-      :class:`fsm.MalformedBlockError` (``"raise"``).
+      :class:`callsieve.MalformedBlockError` (``"raise"``).
     unknown_tool: a call to a tool not in ``tools`` stays a ``"call"`` (default; a
       Diagnostic comes with it), becomes ``"text"``, or is dropped (``"drop"``).
     max_block_chars: a block held longer than this is released as a malformed block.

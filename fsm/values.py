@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from grammar.api import ValueStyle
+from callsieve.grammar.api import ValueStyle
 
 _ENTITY = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});")
 _NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}

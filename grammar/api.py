@@ -129,9 +129,9 @@ def tag_fields(match: "re.Match[str] | regex.Match[str]") -> dict[str, str]:
 
 
 def validate(dialect: Dialect) -> None:
-    """Raise :class:`fsm.GrammarError` naming the marker and the rule it breaks."""
+    """Raise :class:`callsieve.GrammarError` naming the marker and the rule it breaks."""
     # Imported here: grammar must import without pulling in the engine first.
-    from fsm.errors import GrammarError
+    from callsieve.errors import GrammarError
 
     if not re.fullmatch(r"[a-z][a-z0-9_]*", dialect.name):
         raise GrammarError(f"dialect name {dialect.name!r}: use lower_snake_case")

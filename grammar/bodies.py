@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from fsm.declare import EOF_TRIGGER, OVERFLOW, StateDecl, Transition, but, on
-from fsm.declare import CHAR_TRIGGERS as ALL
+from callsieve.declare import EOF_TRIGGER, OVERFLOW, StateDecl, Transition, but, on
+from callsieve.declare import CHAR_TRIGGERS as ALL
 
 
 def json_body() -> tuple[list[StateDecl], list[Transition]]:

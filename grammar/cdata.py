@@ -6,7 +6,7 @@ The open is a marker; the close is recognised by the machine's own states
 
 from __future__ import annotations
 
-from grammar.api import Kind, Marker
+from callsieve.grammar.api import Kind, Marker
 
 CDATA_OPEN = Marker(Kind.CDATA_OPEN, r"<!\[CDATA\[", ("<![CDATA[",), "<![CDATA[")
 

@@ -19,8 +19,8 @@ without its block (seen when V4 falls back to text) is read as a block of its ow
 
 from __future__ import annotations
 
-from grammar.api import Dialect, Kind, Marker, ValueStyle
-from grammar.tags import ATTRS, END, LT
+from callsieve.grammar.api import Dialect, Kind, Marker, ValueStyle
+from callsieve.grammar.tags import ATTRS, END, LT
 
 BARS = "[\uff5c|\u2016]{1,4}"
 PREFIX = rf"\s{{0,4}}{BARS}\s{{0,4}}(?i:DSML|EPSE)\s{{0,4}}{BARS}\s{{0,4}}"

@@ -13,8 +13,8 @@ There is no ``string=`` attribute: values are raw text, typed by the tool schema
 
 from __future__ import annotations
 
-from grammar.api import Dialect, Kind, Marker, ValueStyle
-from grammar.tags import close_tag, open_tag
+from callsieve.grammar.api import Dialect, Kind, Marker, ValueStyle
+from callsieve.grammar.tags import close_tag, open_tag
 
 MARKERS = (
     Marker(Kind.BLOCK_OPEN, open_tag("minimax:tool_call"), ("<minimax:tool_call>",), "<minimax:tool_call>"),

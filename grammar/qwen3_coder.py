@@ -17,8 +17,8 @@ parameter, the call close or the block close (the seed 004 bug).
 
 from __future__ import annotations
 
-from grammar.api import Dialect, Kind, Marker, ValueStyle
-from grammar.tags import END, LT, close_tag, open_tag
+from callsieve.grammar.api import Dialect, Kind, Marker, ValueStyle
+from callsieve.grammar.tags import END, LT, close_tag, open_tag
 
 NAME = r"(?P<name>[^<>\uff1c\n]{1,128})"
 

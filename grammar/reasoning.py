@@ -7,8 +7,8 @@ generating *inside* reasoning because the prompt ended with ``<think>``; the sie
 
 from __future__ import annotations
 
-from grammar.api import Kind, Marker
-from grammar.tags import END, LT
+from callsieve.grammar.api import Kind, Marker
+from callsieve.grammar.tags import END, LT
 
 THINK_OPEN = Marker(Kind.THINK_OPEN, f"{LT}(?i:think){END}", ("<think>", "<THINK>"), "<think>")
 THINK_CLOSE = Marker(Kind.THINK_CLOSE, f"{LT}/(?i:think){END}", ("</think>",), "</think>")

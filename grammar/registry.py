@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from grammar import dsml, minimax_m2, qwen3_coder, xml
-from grammar.api import Dialect, validate
+from callsieve.grammar import dsml, minimax_m2, qwen3_coder, xml
+from callsieve.grammar.api import Dialect, validate
 
 REGISTRY: dict[str, Dialect] = {d.name: d for d in (dsml.DIALECT, xml.DIALECT, qwen3_coder.DIALECT, minimax_m2.DIALECT)}
 _checked: set[str] = set()
@@ -22,7 +22,7 @@ def _checked_builtin(d: Dialect) -> Dialect:
 
 def resolve(dialects: Iterable[str | Dialect] | str | None) -> tuple[Dialect, ...]:
     """Dialect objects for names (``None``: all built-in); unknown names raise."""
-    from fsm.errors import UnknownDialectError
+    from callsieve.errors import UnknownDialectError
 
     if dialects is None:
         return tuple(_checked_builtin(d) for d in REGISTRY.values())

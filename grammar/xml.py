@@ -13,8 +13,8 @@ CDATA values are kept raw; outside CDATA the XML entities are unescaped.
 
 from __future__ import annotations
 
-from grammar.api import Dialect, Kind, Marker, ValueStyle
-from grammar.tags import close_tag, open_tag
+from callsieve.grammar.api import Dialect, Kind, Marker, ValueStyle
+from callsieve.grammar.tags import close_tag, open_tag
 
 BLOCK = "tool_calls|function_calls"
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-import fsm
-from grammar import REGISTRY, cdata, reasoning
-from grammar.api import Dialect, Kind
+import callsieve
+from callsieve.grammar import REGISTRY, cdata, reasoning
+from callsieve.grammar.api import Dialect, Kind
 
 DIALECTS: list[Dialect] = list(REGISTRY.values())
 
@@ -54,9 +54,9 @@ def chunks(draw: st.DrawFn, text: str) -> list[str]:
     return [text[a:b] for a, b in zip(points, points[1:])]
 
 
-def run(text_chunks: list[str], **kw: Any) -> list[fsm.Event]:
-    s = fsm.Sieve(**kw)
-    out: list[fsm.Event] = []
+def run(text_chunks: list[str], **kw: Any) -> list[callsieve.Event]:
+    s = callsieve.Sieve(**kw)
+    out: list[callsieve.Event] = []
     for c in text_chunks:
         out += s.feed(c)
     return out + s.close()

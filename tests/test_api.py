@@ -6,9 +6,9 @@ import dataclasses
 
 import pytest
 
-import fsm
-import grammar
-from grammar.api import Kind, Marker
+import callsieve
+import callsieve.grammar as grammar
+from callsieve.grammar.api import Kind, Marker
 from strategies import run
 
 BLOCK = '<tool_calls>\n<invoke name="{}">\n<parameter name="k">v</parameter>\n</invoke>\n</tool_calls>'
@@ -16,10 +16,10 @@ TOOLS = [{"type": "function", "function": {"name": "known", "parameters": {"prop
 
 
 def test_public_names() -> None:
-    assert set(fsm.DIALECTS) >= {"dsml", "xml", "qwen3_coder", "minimax_m2"}
-    r = fsm.parse("hi " + BLOCK.format("f"))
+    assert set(callsieve.DIALECTS) >= {"dsml", "xml", "qwen3_coder", "minimax_m2"}
+    r = callsieve.parse("hi " + BLOCK.format("f"))
     assert r.text == "hi " and [c.name for c in r.calls] == ["f"] and r.reasoning == ""
-    for cls in (fsm.Text, fsm.Reasoning, fsm.ToolCallStart, fsm.ToolCallDelta, fsm.ToolCall, fsm.Diagnostic):
+    for cls in (callsieve.Text, callsieve.Reasoning, callsieve.ToolCallStart, callsieve.ToolCallDelta, callsieve.ToolCall, callsieve.Diagnostic):
         assert dataclasses.is_dataclass(cls) and "__slots__" in vars(cls)
         params = getattr(cls, "__dataclass_params__")
         assert params.frozen
@@ -27,78 +27,78 @@ def test_public_names() -> None:
 
 def test_events_are_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
-        fsm.Text("a", "a").text = "b"  # type: ignore[misc]
+        callsieve.Text("a", "a").text = "b"  # type: ignore[misc]
 
 
 def test_feed_after_close_raises() -> None:
-    s = fsm.Sieve()
+    s = callsieve.Sieve()
     s.close()
-    with pytest.raises(fsm.FeedAfterCloseError):
+    with pytest.raises(callsieve.FeedAfterCloseError):
         s.feed("x")
-    with pytest.raises(fsm.FeedAfterCloseError):
+    with pytest.raises(callsieve.FeedAfterCloseError):
         s.close()
 
 
 def test_unknown_dialect_raises_and_names_the_known_ones() -> None:
-    with pytest.raises(fsm.UnknownDialectError, match="known: dsml"):
-        fsm.Sieve(dialects=["nope"])
+    with pytest.raises(callsieve.UnknownDialectError, match="known: dsml"):
+        callsieve.Sieve(dialects=["nope"])
 
 
 def test_feed_rejects_non_str() -> None:
     with pytest.raises(TypeError):
-        fsm.Sieve().feed(b"bytes")  # type: ignore[arg-type]
+        callsieve.Sieve().feed(b"bytes")  # type: ignore[arg-type]
 
 
 def test_invalid_grammar_raises_and_points_at_the_rule() -> None:
     base = grammar.REGISTRY["minimax_m2"]
     bad = dataclasses.replace(base, name="bad", markers=base.markers + (Marker(Kind.CALL_CLOSE, "<a<b>", ("<a<b>",)),))
-    with pytest.raises(fsm.GrammarError, match="start character"):
-        fsm.Sieve(dialects=[bad])
+    with pytest.raises(callsieve.GrammarError, match="start character"):
+        callsieve.Sieve(dialects=[bad])
     missing = dataclasses.replace(base, name="nobody", markers=base.of(Kind.BLOCK_OPEN))
-    with pytest.raises(fsm.GrammarError, match="no block_close marker"):
-        fsm.Sieve(dialects=[missing])
+    with pytest.raises(callsieve.GrammarError, match="no block_close marker"):
+        callsieve.Sieve(dialects=[missing])
     wrong = dataclasses.replace(base, name="wrong", markers=(Marker(Kind.BLOCK_OPEN, "<x>", ("<y>",)),) + base.markers[1:])
-    with pytest.raises(fsm.GrammarError, match="does not match"):
-        fsm.Sieve(dialects=[wrong])
+    with pytest.raises(callsieve.GrammarError, match="does not match"):
+        callsieve.Sieve(dialects=[wrong])
 
 
 @pytest.mark.parametrize("tools", [{"name": "x"}, "tools", [1], [{"type": "function", "function": {}}],
                                    [{"type": "function", "function": {"name": "f", "parameters": {"properties": []}}}]])
 def test_invalid_tool_schema_raises(tools: object) -> None:
-    with pytest.raises(fsm.InvalidToolSchemaError):
-        fsm.Sieve(tools=tools)  # type: ignore[arg-type]
+    with pytest.raises(callsieve.InvalidToolSchemaError):
+        callsieve.Sieve(tools=tools)  # type: ignore[arg-type]
 
 
 def test_invalid_policy_raises() -> None:
     with pytest.raises(ValueError, match="on_malformed"):
-        fsm.Sieve(on_malformed="ignore")
+        callsieve.Sieve(on_malformed="ignore")
     with pytest.raises(ValueError, match="unknown_tool"):
-        fsm.Sieve(unknown_tool="run")
+        callsieve.Sieve(unknown_tool="run")
 
 
 # -- unknown_tool policy
 def test_unknown_tool_default_stays_a_call_with_a_diagnostic() -> None:
     doc = BLOCK.format("rm_rf")
     events = run([doc], tools=TOOLS)
-    assert [e.code for e in events if isinstance(e, fsm.Diagnostic)] == ["unknown_tool"]
-    assert [e.name for e in events if isinstance(e, fsm.ToolCall)] == ["rm_rf"]
+    assert [e.code for e in events if isinstance(e, callsieve.Diagnostic)] == ["unknown_tool"]
+    assert [e.name for e in events if isinstance(e, callsieve.ToolCall)] == ["rm_rf"]
 
 
 def test_unknown_tool_text_shows_it_as_text_and_streams_nothing() -> None:
     doc = BLOCK.format("rm_rf")
     events = run([doc], tools=TOOLS, unknown_tool="text")
-    assert "".join(e.text for e in events if isinstance(e, fsm.Text)) == doc
-    assert not [e for e in events if isinstance(e, (fsm.ToolCall, fsm.ToolCallStart, fsm.ToolCallDelta))]
+    assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == doc
+    assert not [e for e in events if isinstance(e, (callsieve.ToolCall, callsieve.ToolCallStart, callsieve.ToolCallDelta))]
 
 
 def test_unknown_tool_drop_keeps_the_input_on_the_diagnostic() -> None:
     two = '<tool_calls>\n<invoke name="known">\n<parameter name="k">v</parameter>\n</invoke>\n<invoke name="evil">\n</invoke>\n</tool_calls>'
     events = run([two], tools=TOOLS, unknown_tool="drop")
-    assert [e.name for e in events if isinstance(e, fsm.ToolCall)] == ["known"]
-    dropped = [e for e in events if isinstance(e, fsm.Diagnostic) and e.code == "dropped_call"]
+    assert [e.name for e in events if isinstance(e, callsieve.ToolCall)] == ["known"]
+    dropped = [e for e in events if isinstance(e, callsieve.Diagnostic) and e.code == "dropped_call"]
     assert len(dropped) == 1 and dropped[0].raw.startswith('<invoke name="evil">')
     assert "".join(e.raw for e in events) == two
-    assert not [e for e in events if isinstance(e, fsm.Text)]
+    assert not [e for e in events if isinstance(e, callsieve.Text)]
 
 
 # -- on_malformed policy
@@ -107,58 +107,58 @@ UNTERMINATED = "before <tool_call>\n<function=f>\n<parameter=a>\nx"
 
 def test_on_malformed_text_is_the_default() -> None:
     events = run([UNTERMINATED])
-    assert "".join(e.text for e in events if isinstance(e, fsm.Text)) == UNTERMINATED
+    assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == UNTERMINATED
 
 
 def test_on_malformed_drop() -> None:
     events = run([UNTERMINATED], on_malformed="drop")
-    assert "".join(e.text for e in events if isinstance(e, fsm.Text)) == "before "
-    (diag,) = [e for e in events if isinstance(e, fsm.Diagnostic)]
+    assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == "before "
+    (diag,) = [e for e in events if isinstance(e, callsieve.Diagnostic)]
     assert diag.code == "unterminated_block" and diag.raw == UNTERMINATED[len("before "):]
     assert diag.offset == len("before ")
 
 
 def test_on_malformed_raise() -> None:
-    s = fsm.Sieve(on_malformed="raise")
+    s = callsieve.Sieve(on_malformed="raise")
     s.feed(UNTERMINATED)
-    with pytest.raises(fsm.MalformedBlockError) as info:
+    with pytest.raises(callsieve.MalformedBlockError) as info:
         s.close()
-    assert isinstance(info.value.diagnostic, fsm.Diagnostic)
+    assert isinstance(info.value.diagnostic, callsieve.Diagnostic)
 
 
 def test_abandoned_call_is_reported() -> None:
     doc = "<tool_call>\n<function=f>\n<parameter=a>\nx\n</parameter>\n</function>\noops"
     events = run([doc])
-    starts = [e for e in events if isinstance(e, fsm.ToolCallStart)]
-    (diag,) = [e for e in events if isinstance(e, fsm.Diagnostic)]
-    assert starts and "abandoned" in diag.message and not [e for e in events if isinstance(e, fsm.ToolCall)]
+    starts = [e for e in events if isinstance(e, callsieve.ToolCallStart)]
+    (diag,) = [e for e in events if isinstance(e, callsieve.Diagnostic)]
+    assert starts and "abandoned" in diag.message and not [e for e in events if isinstance(e, callsieve.ToolCall)]
 
 
 def test_duplicate_parameter_makes_the_block_malformed() -> None:
     doc = '<tool_calls><invoke name="f"><parameter name="a">1</parameter><parameter name="a">2</parameter></invoke></tool_calls>'
     events = run([doc])
-    assert not [e for e in events if isinstance(e, fsm.ToolCall)]
-    assert "given twice" in [e for e in events if isinstance(e, fsm.Diagnostic)][0].message
+    assert not [e for e in events if isinstance(e, callsieve.ToolCall)]
+    assert "given twice" in [e for e in events if isinstance(e, callsieve.Diagnostic)][0].message
 
 
 # -- reasoning
 def test_start_in_reasoning_and_stray_close() -> None:
     events = run(["thinking...</think>answer"], start_in_reasoning=True)
-    assert [(type(e).__name__, e.text) for e in events if isinstance(e, (fsm.Text, fsm.Reasoning))] == [
+    assert [(type(e).__name__, e.text) for e in events if isinstance(e, (callsieve.Text, callsieve.Reasoning))] == [
         ("Reasoning", "thinking..."), ("Text", "answer")]
     events = run(["thinking...</think>answer"])
-    assert [e.code for e in events if isinstance(e, fsm.Diagnostic)] == ["stray_reasoning_close"]
-    assert "".join(e.text for e in events if isinstance(e, fsm.Text)) == "thinking...answer"
+    assert [e.code for e in events if isinstance(e, callsieve.Diagnostic)] == ["stray_reasoning_close"]
+    assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == "thinking...answer"
 
 
 def test_ids_and_indices_count_across_blocks() -> None:
     doc = BLOCK.format("a") + "\n" + BLOCK.format("b")
-    calls = [e for e in run([doc], id_prefix="x_") if isinstance(e, fsm.ToolCall)]
+    calls = [e for e in run([doc], id_prefix="x_") if isinstance(e, callsieve.ToolCall)]
     assert [(c.index, c.id) for c in calls] == [(0, "x_0"), (1, "x_1")]
 
 
 def test_reference_runner_available_for_audits() -> None:
-    r = fsm.parse(BLOCK.format("f"), runner="reference")
+    r = callsieve.parse(BLOCK.format("f"), runner="reference")
     assert [c.name for c in r.calls] == ["f"]
 
 
@@ -167,7 +167,7 @@ def test_grammar_imports_on_its_own() -> None:
     import subprocess
     import sys
 
-    for module in ("grammar", "grammar.api", "grammar.registry", "grammar.dsml", "fsm"):
+    for module in ("callsieve.grammar", "callsieve.grammar.api", "callsieve.grammar.registry", "callsieve.grammar.dsml", "callsieve"):
         done = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
 

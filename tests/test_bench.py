@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-import fsm
-from fsm.bench_naive import NaiveStream
-from fsm.bench_workloads import WORKLOADS, available, chunk_sizes, cut
-from fsm.cli import main
+import callsieve
+from callsieve.tools.bench_naive import NaiveStream
+from callsieve.tools.bench_workloads import WORKLOADS, available, chunk_sizes, cut
+from callsieve.tools.cli import main
 
 SIZE = 20_000
 
@@ -38,7 +38,7 @@ def test_bench_quick_json_reports_every_workload(report: dict[str, Any]) -> None
     assert set(by_name) == {w.name for w in WORKLOADS}
     for w in WORKLOADS:
         got = by_name[w.name]
-        if not available(w, fsm.DIALECTS):
+        if not available(w, callsieve.DIALECTS):
             assert got["status"] == "skipped: dialect not built"
             assert got["modes"] == []
             continue
@@ -60,7 +60,7 @@ def test_bench_reports_targets_and_the_machine(report: dict[str, Any]) -> None:
     assert any("arg_qwen3_coder, token chunks" in n for n in names)
     assert any("arg_dsml, fed whole" in n for n in names)
     assert any("peak memory" in n for n in names)
-    assert sum("growth exponent" in n for n in names) == sum(available(w, fsm.DIALECTS) for w in WORKLOADS)
+    assert sum("growth exponent" in n for n in names) == sum(available(w, callsieve.DIALECTS) for w in WORKLOADS)
     for t in report["targets"]:
         assert isinstance(t["pass"], bool)
     assert report["machine"]["cpu"] and report["machine"]["python"]
@@ -70,18 +70,18 @@ def test_bench_reports_targets_and_the_machine(report: dict[str, Any]) -> None:
 def test_bench_workloads_are_parsed_as_built() -> None:
     """Each workload's calls come out of the sieve, in every chunking the bench uses."""
     for w in WORKLOADS:
-        if not available(w, fsm.DIALECTS):
+        if not available(w, callsieve.DIALECTS):
             continue
         text = w.build(SIZE, 1)
-        whole = fsm.parse(text, w.dialects)
+        whole = callsieve.parse(text, w.dialects)
         assert not whole.diagnostics, (w.name, whole.diagnostics)
         if w.calls >= 0:
             assert len(whole.calls) == w.calls, w.name
         else:
             assert len(whole.calls) > 10, w.name
-        s = fsm.Sieve(w.dialects)
+        s = callsieve.Sieve(w.dialects)
         events = [e for c in cut(text, chunk_sizes(len(text), 2)) for e in s.feed(c)] + s.close()
-        assert fsm.merged(events) == fsm.merged(whole.events), w.name
+        assert callsieve.merged(events) == callsieve.merged(whole.events), w.name
         assert "".join(e.raw for e in events) == text
 
 
@@ -90,7 +90,7 @@ def test_big_arguments_hold_a_literal_close_as_data() -> None:
     for name in ("arg_qwen3_coder", "arg_dsml"):
         w = next(w for w in WORKLOADS if w.name == name)
         text = w.build(200_000, 1)
-        (call,) = fsm.parse(text, w.dialects).calls
+        (call,) = callsieve.parse(text, w.dialects).calls
         content = call.arguments["content"]
         assert len(content) > 190_000
         assert ("</parameter>" in content) or ("</\uff5cDSML\uff5cparameter>" in content)
@@ -98,10 +98,10 @@ def test_big_arguments_hold_a_literal_close_as_data() -> None:
 
 def test_naive_reference_finds_the_same_calls_when_fed_whole() -> None:
     for w in WORKLOADS:
-        if not available(w, fsm.DIALECTS) or w.big_arg:
+        if not available(w, callsieve.DIALECTS) or w.big_arg:
             continue  # big arguments hold literal closes the naive regexes cut at
         text = w.build(SIZE, 1)
         n = NaiveStream(w.dialects)
         n.feed(text)
         n.close()
-        assert [name for name, _ in n.calls] == [c.name for c in fsm.parse(text, w.dialects).calls], w.name
+        assert [name for name, _ in n.calls] == [c.name for c in callsieve.parse(text, w.dialects).calls], w.name

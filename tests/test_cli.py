@@ -1,6 +1,6 @@
 """The command line: ``callsieve parse`` (JSON Lines events) and ``callsieve demo``.
 
-Most tests call ``fsm.cli.main`` in-process; a few run a fresh interpreter, as a user's
+Most tests call ``callsieve.tools.cli.main`` in-process; a few run a fresh interpreter, as a user's
 shell would, to prove stdin streaming and the exit codes end to end.
 """
 
@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-import fsm
-from fsm import cmd_demo
-from fsm.cli import main
+import callsieve
+from callsieve.tools import demo as cmd_demo
+from callsieve.tools.cli import main
 
 SEED4_CONTENT = "line\n</parameter>\nmore"
 SEED4 = (
@@ -54,7 +54,7 @@ def _events(out: str) -> list[dict[str, Any]]:
 
 def _shell(args: list[str], stdin: bytes = b"", env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [sys.executable, "-m", "fsm.cli", *args], input=stdin, capture_output=True, timeout=60, env=env
+        [sys.executable, "-m", "callsieve.tools.cli", *args], input=stdin, capture_output=True, timeout=60, env=env
     )
 
 
@@ -177,7 +177,7 @@ def test_parse_stdin_events_come_out_before_the_input_ends() -> None:
     """Each block read from a pipe is one feed(): the text before a block is written
     while the block is still arriving."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "fsm.cli", "parse"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [sys.executable, "-m", "callsieve.tools.cli", "parse"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     assert proc.stdin is not None and proc.stdout is not None
     try:
@@ -206,7 +206,7 @@ def test_parse_error_exit_code_in_a_fresh_process() -> None:
     assert r.returncode == 2
     assert r.stdout == b""
     assert r.stderr.decode().splitlines() == [
-        f"callsieve: error: unknown dialect 'nope' (known: {', '.join(fsm.DIALECTS)})"
+        f"callsieve: error: unknown dialect 'nope' (known: {', '.join(callsieve.DIALECTS)})"
     ]
 
 
@@ -281,7 +281,7 @@ def test_seed001_filter_works_on_whole_text_and_leaks_on_a_split_marker() -> Non
 def test_first_close_parser_reproduces_seed004() -> None:
     out = cmd_demo.first_close_parser([SEED4])
     assert out.calls == [("create_file", {"path": "a.md", "content": "line"})]  # the issue's "Actual"
-    assert fsm.parse(SEED4).calls[0].arguments == {"path": "a.md", "content": SEED4_CONTENT}
+    assert callsieve.parse(SEED4).calls[0].arguments == {"path": "a.md", "content": SEED4_CONTENT}
 
 
 def test_samples_are_package_data() -> None:

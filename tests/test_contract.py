@@ -7,18 +7,18 @@ import re
 import pytest
 from hypothesis import given, strategies as st
 
-import fsm
-from fsm.events import merged
+import callsieve
+from callsieve.events import merged
 from strategies import DIALECTS, Expected, any_dialect, chunks, document, run, soup
-from grammar.api import Kind
+from callsieve.grammar.api import Kind
 
 
-def texts(events: list[fsm.Event]) -> str:
-    return "".join(e.text for e in events if isinstance(e, fsm.Text))
+def texts(events: list[callsieve.Event]) -> str:
+    return "".join(e.text for e in events if isinstance(e, callsieve.Text))
 
 
-def calls(events: list[fsm.Event]) -> list[tuple[str, dict[str, object]]]:
-    return [(e.name, e.arguments) for e in events if isinstance(e, fsm.ToolCall)]
+def calls(events: list[callsieve.Event]) -> list[tuple[str, dict[str, object]]]:
+    return [(e.name, e.arguments) for e in events if isinstance(e, callsieve.ToolCall)]
 
 
 # 1. No leak -----------------------------------------------------------------------
@@ -31,7 +31,7 @@ def test_no_leak_well_formed_blocks_leave_only_the_prose(data: st.DataObject) ->
     events = run(data.draw(chunks(doc)), dialects=[d.name])
     assert texts(events) == expected.text
     assert calls(events) == expected.calls
-    assert not [e for e in events if isinstance(e, fsm.Diagnostic)]
+    assert not [e for e in events if isinstance(e, callsieve.Diagnostic)]
 
 
 @given(st.data())
@@ -44,7 +44,7 @@ def test_no_leak_with_every_dialect_enabled(data: st.DataObject) -> None:
 
 
 @pytest.mark.parametrize("d", DIALECTS, ids=lambda d: d.name)
-def test_no_leak_marker_split_at_every_position(d: fsm.Dialect) -> None:  # type: ignore[name-defined]
+def test_no_leak_marker_split_at_every_position(d: Dialect) -> None:
     """Every example of every marker, cut at every position, is held and never leaks."""
     assert d.render is not None
     block = d.render([("f", [("k", "v", False)])], 0)
@@ -69,7 +69,7 @@ def test_no_loss_reasoning_tags_travel_in_reasoning_raw(data: st.DataObject) -> 
     thought = data.draw(st.text(alphabet="ab <>/\n", max_size=20).filter(lambda s: "</think" not in s))
     doc = "<think>" + thought + "</think>after"
     events = run(data.draw(chunks(doc)))
-    reasoning = [e for e in merged(events) if isinstance(e, fsm.Reasoning)]
+    reasoning = [e for e in merged(events) if isinstance(e, callsieve.Reasoning)]
     assert [(r.text, r.raw) for r in reasoning] == [(thought, "<think>" + thought + "</think>")]
     assert texts(events) == "after"
 
@@ -156,7 +156,7 @@ def test_a_block_over_the_limit_is_released_as_text(data: st.DataObject) -> None
     body = "x" * data.draw(st.integers(50, 200))
     doc = "<tool_call>\n<function=f>\n<parameter=a>\n" + body
     events = run(data.draw(chunks(doc)), max_block_chars=40)
-    diags = [e for e in events if isinstance(e, fsm.Diagnostic)]
+    diags = [e for e in events if isinstance(e, callsieve.Diagnostic)]
     assert [d.code for d in diags] == ["block_too_large"]
     assert texts(events) == doc
     assert "".join(e.raw for e in events) == doc
@@ -165,7 +165,7 @@ def test_a_block_over_the_limit_is_released_as_text(data: st.DataObject) -> None
 # 7. Total -------------------------------------------------------------------------
 @given(st.text(), st.data())
 def test_feed_never_raises_on_any_text(doc: str, data: st.DataObject) -> None:
-    names = data.draw(st.lists(st.sampled_from(list(fsm.DIALECTS)), min_size=1, unique=True))
+    names = data.draw(st.lists(st.sampled_from(list(callsieve.DIALECTS)), min_size=1, unique=True))
     events = run(data.draw(chunks(doc)), dialects=names, start_in_reasoning=data.draw(st.booleans()))
     assert "".join(e.raw for e in events) == doc
 
@@ -178,19 +178,19 @@ def test_feed_never_raises_on_grammar_soup(data: st.DataObject) -> None:
     events = run(data.draw(chunks(doc)), tools=tools, unknown_tool=policy)
     assert "".join(e.raw for e in events) == doc
     for e in events:
-        if isinstance(e, fsm.Text):
+        if isinstance(e, callsieve.Text):
             assert e.text == e.raw
 
 
 def test_deltas_concatenate_to_the_final_arguments() -> None:
     doc = "<tool_call>\n<function=f>\n<parameter=a>\n" + "x<y>&" * 50 + "\n</parameter>\n</function>\n</tool_call>"
-    s = fsm.Sieve()
-    events: list[fsm.Event] = []
+    s = callsieve.Sieve()
+    events: list[callsieve.Event] = []
     for i in range(0, len(doc), 7):
         events += s.feed(doc[i : i + 7])
     events += s.close()
-    deltas = [e.arguments for e in events if isinstance(e, fsm.ToolCallDelta)]
-    (call,) = [e for e in events if isinstance(e, fsm.ToolCall)]
+    deltas = [e.arguments for e in events if isinstance(e, callsieve.ToolCallDelta)]
+    (call,) = [e for e in events if isinstance(e, callsieve.ToolCall)]
     assert len(deltas) > 5
     assert "".join(deltas) == call.arguments_json
     assert not any(re.search(r"</param", d) for d in deltas)

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from fsm import diagrams
-from fsm.cli import main as cli_main
-from fsm.declare import CHAR_TRIGGERS, EOF_TRIGGER, but
-from fsm.diagrams import label_overlaps, read_machine, render_dot, triggers_label, views
-from fsm.machine import declare
-from fsm.trace import trace, trace_marks
-from grammar.registry import REGISTRY
+from callsieve.tools import diagrams
+from callsieve.tools.cli import main as cli_main
+from callsieve.declare import CHAR_TRIGGERS, EOF_TRIGGER, but
+from callsieve.tools.diagrams import label_overlaps, read_machine, render_dot, triggers_label, views
+from callsieve.machine import declare
+from callsieve.tools.trace import trace, trace_marks
+from callsieve.grammar.registry import REGISTRY
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = ROOT / "diagrams"
@@ -192,7 +192,7 @@ def test_block_wide_eof_and_overflow_are_drawn_once_from_the_box() -> None:
 
 
 def test_dot_text_is_the_same_across_runs_and_hash_seeds() -> None:
-    code = "import sys; from fsm.diagrams import render_dot, views; sys.stdout.write(''.join(render_dot(v) for v in views()))"
+    code = "import sys; from callsieve.tools.diagrams import render_dot, views; sys.stdout.write(''.join(render_dot(v) for v in views()))"
     outs = []
     for seed in ("0", "1", "4242"):
         env = dict(os.environ, PYTHONHASHSEED=seed)

@@ -6,20 +6,20 @@ from typing import Any
 
 import pytest
 
-import fsm
+import callsieve
 from strategies import run
 
 
-def tool_calls(events: list[fsm.Event]) -> list[tuple[str, dict[str, Any]]]:
-    return [(e.name, e.arguments) for e in events if isinstance(e, fsm.ToolCall)]
+def tool_calls(events: list[callsieve.Event]) -> list[tuple[str, dict[str, Any]]]:
+    return [(e.name, e.arguments) for e in events if isinstance(e, callsieve.ToolCall)]
 
 
-def texts(events: list[fsm.Event]) -> str:
-    return "".join(e.text for e in events if isinstance(e, fsm.Text))
+def texts(events: list[callsieve.Event]) -> str:
+    return "".join(e.text for e in events if isinstance(e, callsieve.Text))
 
 
-def diag_codes(events: list[fsm.Event]) -> list[str]:
-    return [e.code for e in events if isinstance(e, fsm.Diagnostic)]
+def diag_codes(events: list[callsieve.Event]) -> list[str]:
+    return [e.code for e in events if isinstance(e, callsieve.Diagnostic)]
 
 
 WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {
@@ -42,10 +42,10 @@ DSML_V32 = """The user wants weather for two cities.</think>Let me check both.
 
 def test_dsml_v32_literal_example_in_thinking_mode() -> None:
     events = run([DSML_V32], start_in_reasoning=True)
-    assert "".join(e.text for e in events if isinstance(e, fsm.Reasoning)) == "The user wants weather for two cities."
+    assert "".join(e.text for e in events if isinstance(e, callsieve.Reasoning)) == "The user wants weather for two cities."
     assert texts(events) == "Let me check both.\n\n"
     assert tool_calls(events) == [("get_weather", {"location": "杭州", "days": 3}), ("get_weather", {"location": "北京", "days": 3})]
-    ids = [e.index for e in events if isinstance(e, fsm.ToolCall)]
+    ids = [e.index for e in events if isinstance(e, callsieve.ToolCall)]
     assert ids == [0, 1]
 
 
@@ -160,7 +160,7 @@ Let me check.
 
 def test_minimax_example_typed_by_schema() -> None:
     events = run([MINIMAX], tools=WEATHER)
-    assert "".join(e.text for e in events if isinstance(e, fsm.Reasoning)) == "\nCheck weather.\n"
+    assert "".join(e.text for e in events if isinstance(e, callsieve.Reasoning)) == "\nCheck weather.\n"
     assert texts(events) == "\n\nLet me check.\n"
     assert tool_calls(events) == [("get_weather", {"city": "Paris", "days": 3})]
 
@@ -194,15 +194,15 @@ def test_values_typed_by_schema(schema: dict[str, Any], raw: str, expected: Any,
     events = run([doc], tools=tools)
     assert tool_calls(events) == [("f", {"v": expected})]
     assert diag_codes(events) == (["type_mismatch"] if problem else [])
-    (call,) = [e for e in events if isinstance(e, fsm.ToolCall)]
-    assert "".join(e.arguments for e in events if isinstance(e, fsm.ToolCallDelta)) == call.arguments_json
+    (call,) = [e for e in events if isinstance(e, callsieve.ToolCall)]
+    assert "".join(e.arguments for e in events if isinstance(e, callsieve.ToolCallDelta)) == call.arguments_json
 
 
 @pytest.mark.parametrize("raw", ["NaN", "Infinity", "-Infinity", "1e999", "[1, NaN]"])
 def test_dsml_json_value_that_is_not_strict_json_stays_a_string(raw: str) -> None:
     doc = f'<｜DSML｜tool_calls><｜DSML｜invoke name="f"><｜DSML｜parameter name="x" string="false">{raw}</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>'
     events = run([doc])
-    (call,) = [e for e in events if isinstance(e, fsm.ToolCall)]
+    (call,) = [e for e in events if isinstance(e, callsieve.ToolCall)]
     assert call.arguments == {"x": raw}
     import json
     assert json.loads(call.arguments_json, parse_constant=lambda c: pytest.fail(c)) == {"x": raw}

@@ -11,8 +11,8 @@ from typing import Any
 
 from hypothesis import given, strategies as st
 
-import fsm
-from fsm.events import merged
+import callsieve
+from callsieve.events import merged
 from strategies import any_dialect, chunks, document, run, soup
 
 TOOLS = [

@@ -1,4 +1,4 @@
-"""fsm.openai against the real ``openai`` client and a local OpenAI-compatible SSE server.
+"""callsieve.openai against the real ``openai`` client and a local OpenAI-compatible SSE server.
 
 The server (127.0.0.1, port 0, started per module) replays scripted upstream chunks; the
 script is picked by the request's ``model``. The upstream leaks markup into
@@ -21,8 +21,8 @@ import pytest
 openai = pytest.importorskip("openai")
 from openai.lib.streaming.chat import ChatCompletionStreamState  # noqa: E402
 
-import fsm  # noqa: E402
-from fsm.openai import asieve_stream, clean_completion, clean_message, sieve_stream  # noqa: E402
+import callsieve  # noqa: E402
+from callsieve.openai import asieve_stream, clean_completion, clean_message, sieve_stream  # noqa: E402
 
 BAR = "\u2016"  # ‖, as seed 001 shows it
 INTRO = "好的，我先写一首小诗，再念给西溪公主听：\n\n"
@@ -319,7 +319,7 @@ def test_reasoning_is_appended_to_reasoning_content(client: Any) -> None:
 
 
 def test_cut_stream_releases_markup_before_the_held_finish_and_keeps_length(client: Any) -> None:
-    seen: list[fsm.Event] = []
+    seen: list[callsieve.Event] = []
     out = list(sieve_stream(_create(client, "cut"), on_event=lambda i, e: seen.append(e)))
     assert out[-1].choices[0].finish_reason == "length"
     content = _content(out)
@@ -327,7 +327,7 @@ def test_cut_stream_releases_markup_before_the_held_finish_and_keeps_length(clie
     # The released markup arrives with or before the finish, never after it.
     assert out[-1].choices[0].delta.content == content[len("Writing.\n") :]
     assert all(c.choices[0].finish_reason is None for c in out[:-1])
-    assert any(isinstance(e, fsm.Diagnostic) and e.code == "unterminated_block" for e in seen)
+    assert any(isinstance(e, callsieve.Diagnostic) and e.code == "unterminated_block" for e in seen)
     # Documented: the started call cannot be un-streamed; it is never completed.
     snap = _accumulate(out)
     calls = snap.choices[0].message.tool_calls
@@ -434,11 +434,11 @@ def test_usage_only_chunk_passes_through() -> None:
 
 
 def test_bad_arguments_raise_at_the_call_not_mid_stream() -> None:
-    with pytest.raises(fsm.UnknownDialectError):
+    with pytest.raises(callsieve.UnknownDialectError):
         sieve_stream(iter(()), dialects=["nope"])
-    with pytest.raises(fsm.InvalidToolSchemaError):
+    with pytest.raises(callsieve.InvalidToolSchemaError):
         sieve_stream(iter(()), tools={"not": "a list"})
-    with pytest.raises(fsm.UnknownDialectError):
+    with pytest.raises(callsieve.UnknownDialectError):
         clean_message({"role": "assistant", "content": "x"}, dialects="nope")
 
 
@@ -448,7 +448,7 @@ def test_clean_message_without_markup_returns_the_same_message() -> None:
 
 
 def test_import_fsm_does_not_import_openai() -> None:
-    code = "import sys, fsm, fsm.cli; assert 'openai' not in sys.modules, 'openai imported'"
+    code = "import sys, callsieve, callsieve.tools.cli; assert 'openai' not in sys.modules, 'openai imported'"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
 

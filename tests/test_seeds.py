@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-import fsm
+import callsieve
 from strategies import run
 
 
-def texts(events: list[fsm.Event]) -> str:
-    return "".join(e.text for e in events if isinstance(e, fsm.Text))
+def texts(events: list[callsieve.Event]) -> str:
+    return "".join(e.text for e in events if isinstance(e, callsieve.Text))
 
 
-def tool_calls(events: list[fsm.Event]) -> list[fsm.ToolCall]:
-    return [e for e in events if isinstance(e, fsm.ToolCall)]
+def tool_calls(events: list[callsieve.Event]) -> list[callsieve.ToolCall]:
+    return [e for e in events if isinstance(e, callsieve.ToolCall)]
 
 
 # -- seed 004: a value holding a literal </parameter> (or </tool_call>) was truncated
@@ -50,7 +50,7 @@ def test_seed_004_interrupted_call_fails_loudly_never_a_fabricated_close() -> No
     doc = "<tool_call>\n<function=create_file>\n<parameter=content>\nline"
     events = run([doc])
     assert not tool_calls(events)
-    assert [d.code for d in events if isinstance(d, fsm.Diagnostic)] == ["unterminated_block"]
+    assert [d.code for d in events if isinstance(d, callsieve.Diagnostic)] == ["unterminated_block"]
     assert texts(events) == doc
 
 
@@ -71,15 +71,15 @@ def test_seed_001_leaked_dsml_every_bar_variant(bar: str, chunk: int) -> None:
     (call,) = tool_calls(events)
     assert (call.name, call.arguments, call.dialect) == ("voice_output_speak", {"text": "西溪公主回城堡..."}, "dsml")
     for e in events:
-        if isinstance(e, fsm.Text):
+        if isinstance(e, callsieve.Text):
             assert "DSML" not in e.text and bar not in e.text
 
 
 def test_seed_001_split_marker_is_held_not_leaked() -> None:
     """GenericAgent#804: ``hello<‖DS`` + ``ML‖tool_calls>…``: the first chunk shows only hello."""
-    s = fsm.Sieve()
+    s = callsieve.Sieve()
     first = s.feed("hello<\u2016DS")
-    assert first == [fsm.Text("hello", "hello")]
+    assert first == [callsieve.Text("hello", "hello")]
     rest = s.feed('ML\u2016tool_calls>\n<\u2016DSML\u2016invoke name="f">\n</\u2016DSML\u2016invoke>\n</\u2016DSML\u2016tool_calls>world')
     rest += s.close()
     assert [c.name for c in tool_calls(rest)] == ["f"]
@@ -88,13 +88,13 @@ def test_seed_001_split_marker_is_held_not_leaked() -> None:
 
 # -- seed 000: the Go sieve's partial-tag hold-back, fences, CDATA, malformed fallback
 def test_seed_000_partial_tag_held_then_released_as_text() -> None:
-    s = fsm.Sieve()
-    assert s.feed("Hello <too") == [fsm.Text("Hello ", "Hello ")]
-    assert s.close() == [fsm.Text("<too", "<too")]
+    s = callsieve.Sieve()
+    assert s.feed("Hello <too") == [callsieve.Text("Hello ", "Hello ")]
+    assert s.close() == [callsieve.Text("<too", "<too")]
 
 
 def test_seed_000_partial_tag_completed_becomes_a_call() -> None:
-    s = fsm.Sieve()
+    s = callsieve.Sieve()
     events = s.feed("Hello <too")
     events += s.feed('l_calls>\n<invoke name="read">\n<parameter name="path">a</parameter>\n</invoke>\n</tool_calls>')
     events += s.close()
@@ -118,4 +118,4 @@ def test_seed_000_malformed_block_released_as_text_with_a_diagnostic() -> None:
     doc = "a <tool_calls>\nnot xml at all\n</tool_calls> b"
     events = run([doc])
     assert texts(events) == doc
-    assert [d.code for d in events if isinstance(d, fsm.Diagnostic)] == ["malformed_block"]
+    assert [d.code for d in events if isinstance(d, callsieve.Diagnostic)] == ["malformed_block"]

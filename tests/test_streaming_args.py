@@ -17,8 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import DIALECTS, chunks, document
 
-import fsm
-from grammar import REGISTRY
+import callsieve
+from callsieve.grammar import REGISTRY
 
 SEED4_CONTENT = "line\n</parameter>\nmore"
 SEED4 = (
@@ -31,25 +31,25 @@ def _split(s: str, n: int) -> list[str]:
     return [s[i : i + n] for i in range(0, len(s), n)]
 
 
-def _feed_all(parts: list[str], **kw: Any) -> tuple[list[list[fsm.Event]], list[fsm.Event]]:
+def _feed_all(parts: list[str], **kw: Any) -> tuple[list[list[callsieve.Event]], list[callsieve.Event]]:
     """Events per feed (the last list is close()'s), and all of them."""
-    s = fsm.Sieve(**kw)
+    s = callsieve.Sieve(**kw)
     per = [s.feed(p) for p in parts] + [s.close()]
     return per, [e for batch in per for e in batch]
 
 
-def _deltas(events: list[fsm.Event], index: int) -> list[str]:
-    return [e.arguments for e in events if isinstance(e, fsm.ToolCallDelta) and e.index == index]
+def _deltas(events: list[callsieve.Event], index: int) -> list[str]:
+    return [e.arguments for e in events if isinstance(e, callsieve.ToolCallDelta) and e.index == index]
 
 
-def _assert_never_retracted(per_feed: list[list[fsm.Event]]) -> None:
+def _assert_never_retracted(per_feed: list[list[callsieve.Event]]) -> None:
     """After every feed, each call's streamed fragments are a prefix of its final JSON."""
     events = [e for batch in per_feed for e in batch]
-    final = {e.index: e.arguments_json for e in events if isinstance(e, fsm.ToolCall)}
+    final = {e.index: e.arguments_json for e in events if isinstance(e, callsieve.ToolCall)}
     so_far: dict[int, str] = {}
     for batch in per_feed:
         for e in batch:
-            if isinstance(e, fsm.ToolCallDelta):
+            if isinstance(e, callsieve.ToolCallDelta):
                 assert e.arguments, "empty fragment"
                 so_far[e.index] = so_far.get(e.index, "") + e.arguments
         for index, streamed in so_far.items():
@@ -63,7 +63,7 @@ def _assert_never_retracted(per_feed: list[list[fsm.Event]]) -> None:
 @pytest.mark.parametrize("size", [1, 2, 3, 5, 7, 16])
 def test_seed004_file_argument_arrives_as_several_deltas_that_join_to_the_full_value(size: int) -> None:
     per, events = _feed_all(_split(SEED4, size), dialects=["qwen3_coder"])
-    (call,) = [e for e in events if isinstance(e, fsm.ToolCall)]
+    (call,) = [e for e in events if isinstance(e, callsieve.ToolCall)]
     fragments = _deltas(events, 0)
     assert len(fragments) >= 3
     joined = "".join(fragments)
@@ -71,14 +71,14 @@ def test_seed004_file_argument_arrives_as_several_deltas_that_join_to_the_full_v
     assert json.loads(joined) == {"path": "a.md", "content": SEED4_CONTENT}
     assert call.arguments == {"path": "a.md", "content": SEED4_CONTENT}
     # Streamed, not all at the end: the value's text was sent before the input ended.
-    before_last_feed = "".join(e.arguments for batch in per[:-2] for e in batch if isinstance(e, fsm.ToolCallDelta))
+    before_last_feed = "".join(e.arguments for batch in per[:-2] for e in batch if isinstance(e, callsieve.ToolCallDelta))
     assert "</parameter>\\nmore" in before_last_feed
     _assert_never_retracted(per)
 
 
 def test_a_literal_close_is_held_until_decided_then_streamed_as_data() -> None:
     cut = SEED4.index(SEED4_CONTENT) + len("line\n</parameter>")
-    s = fsm.Sieve(dialects=["qwen3_coder"])
+    s = callsieve.Sieve(dialects=["qwen3_coder"])
     first = s.feed(SEED4[:cut])
     streamed = "".join(_deltas(first, 0))
     assert streamed.endswith('"content": "line')  # the "\n</parameter>" is held, undecided
@@ -98,9 +98,9 @@ def test_the_closing_parameter_tag_never_reaches_a_delta() -> None:
 
 def test_tool_call_start_comes_as_soon_as_the_name_is_known() -> None:
     head = "Sure.\n<tool_call>\n<function=create_file>"
-    s = fsm.Sieve(dialects=["qwen3_coder"])
-    assert not [e for e in s.feed(head[:-1]) if isinstance(e, fsm.ToolCallStart)]
-    (start,) = [e for e in s.feed(head[-1]) if isinstance(e, fsm.ToolCallStart)]
+    s = callsieve.Sieve(dialects=["qwen3_coder"])
+    assert not [e for e in s.feed(head[:-1]) if isinstance(e, callsieve.ToolCallStart)]
+    (start,) = [e for e in s.feed(head[-1]) if isinstance(e, callsieve.ToolCallStart)]
     assert (start.index, start.name, start.raw) == (0, "create_file", "")
 
 
@@ -136,10 +136,10 @@ def test_a_1mb_argument_streams_in_many_deltas(dialect: str) -> None:
     body = BIG_CASES[dialect](value)
     size = 16 * 1024
     parts = _split(body, size)
-    s = fsm.Sieve(dialects=[dialect])
+    s = callsieve.Sieve(dialects=[dialect])
     per = [s.feed(p) for p in parts] + [s.close()]
     events = [e for batch in per for e in batch]
-    (call,) = [e for e in events if isinstance(e, fsm.ToolCall)]
+    (call,) = [e for e in events if isinstance(e, callsieve.ToolCall)]
     assert call.arguments == {"path": "big.py", "content": value}
     fragments = _deltas(events, 0)
     assert "".join(fragments) == call.arguments_json
@@ -150,7 +150,7 @@ def test_a_1mb_argument_streams_in_many_deltas(dialect: str) -> None:
     feeds_inside = [k for k in range(len(parts)) if start + size <= k * size and (k + 1) * size <= end]
     assert len(feeds_inside) > 50
     for k in feeds_inside:
-        assert any(isinstance(e, fsm.ToolCallDelta) for e in per[k]), f"feed {k} streamed nothing"
+        assert any(isinstance(e, callsieve.ToolCallDelta) for e in per[k]), f"feed {k} streamed nothing"
     assert len(fragments) >= len(feeds_inside)
     # No fragment is much larger than the chunk that produced it (escaping doubles at most).
     assert max(len(f) for f in fragments) <= 2 * size + 64
@@ -177,7 +177,7 @@ def test_typed_values_are_emitted_whole_at_their_decided_close() -> None:
     (whole,) = [f for f in fragments if "1" in f]  # the digits never arrive one by one
     assert whole.startswith('{"count": 1234')
     # The integer is sent only once what follows its close proves it a close.
-    k = next(i for i, batch in enumerate(per) if any(isinstance(e, fsm.ToolCallDelta) and "1234" in e.arguments for e in batch))
+    k = next(i for i, batch in enumerate(per) if any(isinstance(e, callsieve.ToolCallDelta) and "1234" in e.arguments for e in batch))
     assert body[: k + 1].endswith("\n</parameter>\n<parameter=name>")
     assert json.loads("".join(fragments)) == {"count": 1234, "name": "ab"}
     _assert_never_retracted(per)
@@ -191,7 +191,7 @@ def test_dsml_json_values_are_emitted_whole_and_strings_stream() -> None:
         "</｜DSML｜invoke>\n</｜DSML｜function_calls>"
     )
     per, events = _feed_all(_split(body, 2), dialects=["dsml"])
-    (call,) = [e for e in events if isinstance(e, fsm.ToolCall)]
+    (call,) = [e for e in events if isinstance(e, callsieve.ToolCall)]
     assert call.arguments == {"location": "杭州市西湖区", "days": [1, 2, "</｜DSML｜parameter>"]}
     fragments = _deltas(events, 0)
     assert len([f for f in fragments if any(c in f for c in "杭州市西湖区")]) >= 3
@@ -207,14 +207,14 @@ def test_several_calls_each_join_to_their_own_arguments() -> None:
         [("a", [("x", "one </｜DSML｜parameter> two", False)]), ("b", [("y", "3", True), ("z", "é\n杭", False)])]
     )
     per, events = _feed_all(_split(body, 3), dialects=["dsml"])
-    calls = [e for e in events if isinstance(e, fsm.ToolCall)]
+    calls = [e for e in events if isinstance(e, callsieve.ToolCall)]
     assert [c.arguments for c in calls] == [{"x": "one </｜DSML｜parameter> two"}, {"y": 3, "z": "é\n杭"}]
-    starts = [e for e in events if isinstance(e, fsm.ToolCallStart)]
+    starts = [e for e in events if isinstance(e, callsieve.ToolCallStart)]
     assert [(s.index, s.name) for s in starts] == [(0, "a"), (1, "b")]
     for c in calls:
         assert "".join(_deltas(events, c.index)) == c.arguments_json
     # A call's fragments all come after its start and before its ToolCall.
-    order = [(type(e).__name__, getattr(e, "index", None)) for e in events if not isinstance(e, fsm.Text)]
+    order = [(type(e).__name__, getattr(e, "index", None)) for e in events if not isinstance(e, callsieve.Text)]
     for c in calls:
         mine = [k for k, (kind, i) in enumerate(order) if i == c.index]
         assert order[mine[0]][0] == "ToolCallStart" and order[mine[-1]][0] == "ToolCall"
@@ -223,11 +223,11 @@ def test_several_calls_each_join_to_their_own_arguments() -> None:
 def test_an_abandoned_call_is_reported_and_never_completed() -> None:
     body = "<tool_call>\n<function=f>\n<parameter=a>\nhello\n</parameter>\nnot grammar here"
     per, events = _feed_all(_split(body, 4), dialects=["qwen3_coder"])
-    assert [e.name for e in events if isinstance(e, fsm.ToolCallStart)] == ["f"]
-    assert not [e for e in events if isinstance(e, fsm.ToolCall)]
-    (diag,) = [e for e in events if isinstance(e, fsm.Diagnostic)]
+    assert [e.name for e in events if isinstance(e, callsieve.ToolCallStart)] == ["f"]
+    assert not [e for e in events if isinstance(e, callsieve.ToolCall)]
+    (diag,) = [e for e in events if isinstance(e, callsieve.Diagnostic)]
     assert "abandoned" in diag.message and "[0]" in diag.message
-    assert "".join(e.text for e in events if isinstance(e, fsm.Text)) == body
+    assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == body
 
 
 # ---------------------------------------------------------------- property
@@ -237,7 +237,7 @@ def test_deltas_join_to_arguments_json_and_are_never_retracted(data: st.DataObje
     text, expected = data.draw(document(d), label="document")
     parts = data.draw(chunks(text), label="chunks")
     per, events = _feed_all(parts, dialects=[d.name])
-    calls = [e for e in events if isinstance(e, fsm.ToolCall)]
+    calls = [e for e in events if isinstance(e, callsieve.ToolCall)]
     assert [(c.name, c.arguments) for c in calls] == expected.calls
     for c in calls:
         joined = "".join(_deltas(events, c.index))

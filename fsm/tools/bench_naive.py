@@ -17,9 +17,9 @@ import json
 import re
 from typing import Any
 
-from grammar import reasoning
-from grammar.api import Kind, tag_fields
-from grammar.registry import resolve
+from callsieve.grammar import reasoning
+from callsieve.grammar.api import Kind, tag_fields
+from callsieve.grammar.registry import resolve
 
 
 def _alt(patterns: list[str]) -> "re.Pattern[str]":

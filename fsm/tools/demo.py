@@ -4,14 +4,14 @@
     callsieve demo seed004 --chunk 1
     callsieve demo --list
 
-Each sample (``fsm/samples/index.json``) is fed to two consumers in the same chunks, as
+Each sample (``fsm/tools/samples/index.json``) is fed to two consumers in the same chunks, as
 a stream would deliver them:
 
 * a naive filter of the kind the seeds describe: seed 001's ``_DSML_MARKERS`` prefix
   filter (``str.find`` per chunk, then a regex fallback), or seed 004's parser (a block
   ends at the first ``</tool_call>``, a value at the first ``</parameter>``, found by a
   regex that knows nothing about Markdown fences);
-* a :class:`fsm.Sieve` with every built-in dialect.
+* a :class:`callsieve.Sieve` with every built-in dialect.
 
 The output shows the text each would show the user and the calls each would run, then
 checks callsieve's result against the same input fed whole (chunking does not matter).
@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Callable, TextIO
 
-import fsm
-from fsm.cmd_parse import UsageError, error
+import callsieve
+from callsieve.tools.parse import UsageError, error
 
 DEFAULT_CHUNK = 4
 
@@ -45,8 +45,8 @@ class Sample:
 
 
 def load_samples() -> list[Sample]:
-    """The bundled samples, in order (package data under ``fsm/samples/``)."""
-    root = resources.files("fsm").joinpath("samples")
+    """The bundled samples, in order (package data under ``fsm/tools/samples/``)."""
+    root = resources.files("callsieve.tools").joinpath("samples")
     index = json.loads(root.joinpath("index.json").read_text(encoding="utf-8"))
     return [
         Sample(s["name"], s["title"], s["story"], s["naive"], root.joinpath(s["file"]).read_text(encoding="utf-8"))
@@ -148,13 +148,13 @@ NAIVE: dict[str, tuple[str, Callable[[list[str]], Outcome]]] = {
 @dataclass
 class SieveRun:
     outcome: Outcome
-    events: list[fsm.Event]
+    events: list[callsieve.Event]
     # per call index: (chunk where ToolCallStart came, fragments, chunk where ToolCall came)
     timeline: dict[int, tuple[int, int, int]]
 
 
 def run_sieve(chunks: list[str]) -> SieveRun:
-    s = fsm.Sieve()
+    s = callsieve.Sieve()
     per = [s.feed(c) for c in chunks] + [s.close()]
     events = [e for batch in per for e in batch]
     started: dict[int, int] = {}
@@ -162,17 +162,17 @@ def run_sieve(chunks: list[str]) -> SieveRun:
     done: dict[int, int] = {}
     for k, batch in enumerate(per):
         for e in batch:
-            if isinstance(e, fsm.ToolCallStart):
+            if isinstance(e, callsieve.ToolCallStart):
                 started[e.index] = k + 1
-            elif isinstance(e, fsm.ToolCallDelta):
+            elif isinstance(e, callsieve.ToolCallDelta):
                 fragments[e.index] = fragments.get(e.index, 0) + 1
-            elif isinstance(e, fsm.ToolCall):
+            elif isinstance(e, callsieve.ToolCall):
                 done[e.index] = k + 1
-    calls = [e for e in events if isinstance(e, fsm.ToolCall)]
+    calls = [e for e in events if isinstance(e, callsieve.ToolCall)]
     outcome = Outcome(
-        "".join(e.text for e in events if isinstance(e, fsm.Text)),
+        "".join(e.text for e in events if isinstance(e, callsieve.Text)),
         [(c.name, c.arguments) for c in calls],
-        [f"{d.code}: {d.message}" for d in events if isinstance(d, fsm.Diagnostic)],
+        [f"{d.code}: {d.message}" for d in events if isinstance(d, callsieve.Diagnostic)],
     )
     timeline = {c.index: (started.get(c.index, 0), fragments.get(c.index, 0), done[c.index]) for c in calls}
     return SieveRun(outcome, events, timeline)
@@ -273,7 +273,7 @@ def show(out: TextIO, st: Style, sample: Sample, number: int, total: int, chunk:
     naive = naive_fn(chunks)
     ours = run_sieve(chunks)
     whole = run_sieve([sample.text])
-    same = fsm.merged(ours.events) == fsm.merged(whole.events)
+    same = callsieve.merged(ours.events) == callsieve.merged(whole.events)
 
     out.write(st.bold(f"[{number}/{total}] {sample.name}: {sample.title}") + "\n")
     out.write(f"  {sample.story}\n")
@@ -291,7 +291,7 @@ def show(out: TextIO, st: Style, sample: Sample, number: int, total: int, chunk:
         out.write(f"    {line}\n")
     out.write("\n")
 
-    out.write(f"  {st.bold('callsieve')}: fsm.Sieve(), every built-in dialect\n")
+    out.write(f"  {st.bold('callsieve')}: callsieve.Sieve(), every built-in dialect\n")
     out.write("    text shown to the user:\n")
     _show_text(out, st, ours.outcome.text)
     out.write("    calls:\n")

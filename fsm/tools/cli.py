@@ -15,10 +15,10 @@ from typing import Callable, Sequence
 
 #: subcommand → module defining ``add_arguments(parser)`` and ``run(args) -> int``.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("fsm.cmd_demo", "run the bundled sample transcripts and show what callsieve extracts"),
-    "parse": ("fsm.cmd_parse", "parse a transcript (stdin or file) into JSON Lines events"),
-    "diagram": ("fsm.diagrams", "draw the machine's state diagrams; --check compares with diagrams/"),
-    "bench": ("fsm.bench", "benchmark throughput, growth and memory"),
+    "demo": ("callsieve.tools.demo", "run the bundled sample transcripts and show what callsieve extracts"),
+    "parse": ("callsieve.tools.parse", "parse a transcript (stdin or file) into JSON Lines events"),
+    "diagram": ("callsieve.tools.diagrams", "draw the machine's state diagrams; --check compares with diagrams/"),
+    "bench": ("callsieve.tools.bench", "benchmark throughput, growth and memory"),
 }
 
 

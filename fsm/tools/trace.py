@@ -1,7 +1,7 @@
 """Traces: which transitions an input fired, as the ``transitions`` machine decided.
 
 A trace drives the reference runner (the ``transitions`` machine itself, one trigger per
-character, every self-loop stepped; see :mod:`fsm.reference`), so counts are exact. Each
+character, every self-loop stepped; see :mod:`callsieve.reference`), so counts are exact. Each
 ``Transition.execute`` of that runner's machine is wrapped to record, when it fires, the
 offset, the (source, trigger) pair, which alternative fired, the held tag text and where
 ``maybe_tag`` came from. The compiled runner, which users run, is not touched.
@@ -21,13 +21,13 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from fsm.declare import EOF_TRIGGER, OVERFLOW, Declaration
-from fsm.diagrams import Guards, Marks, View, actions_label, read_machine
-from fsm.events import Diagnostic, Event, ToolCall
-from fsm.machine import declare
-from fsm.reference import ReferenceRunner
-from fsm.sieve import Sieve
-from grammar.api import Dialect
+from callsieve.declare import EOF_TRIGGER, OVERFLOW, Declaration
+from callsieve.tools.diagrams import Guards, Marks, View, actions_label, read_machine
+from callsieve.events import Diagnostic, Event, ToolCall
+from callsieve.machine import declare
+from callsieve.reference import ReferenceRunner
+from callsieve.sieve import Sieve
+from callsieve.grammar.api import Dialect
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ Workloads (each a :class:`Workload`):
 * ``reasoning_call``: ``<think>`` + reasoning prose + ``</think>`` + a qwen3_coder call.
 * ``hermes_json_arg`` / ``hermes_reasoning_call``: a hermes call whose JSON string
   argument holds the source file; reasoning followed by a hermes call. Built only when
-  ``"hermes"`` is in ``fsm.DIALECTS``.
+  ``"hermes"`` is in ``callsieve.DIALECTS``.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from array import array
 from dataclasses import dataclass
 from typing import Callable
 
-from grammar.api import Dialect
-from grammar.registry import REGISTRY
+from callsieve.grammar.api import Dialect
+from callsieve.grammar.registry import REGISTRY
 
 CHUNK_MIN, CHUNK_MAX = 1, 8
 

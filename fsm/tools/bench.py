@@ -1,6 +1,6 @@
 """``callsieve bench``: throughput, growth and memory, against a ceiling and a naive parser.
 
-Each workload (see :mod:`fsm.bench_workloads`) is fed to a fresh :class:`fsm.Sieve`
+Each workload (see :mod:`callsieve.tools.bench_workloads`) is fed to a fresh :class:`callsieve.Sieve`
 whole and in token-sized chunks (seeded lengths 1-8), and the prose workload also in
 4-character chunks. For each, in the same run and on the same input:
 
@@ -10,7 +10,7 @@ whole and in token-sized chunks (seeded lengths 1-8), and the prose workload als
 * the *ceiling*: one compiled-regex scan of the input for the characters the text
   state stops at (start characters and fence characters): whole, one ``findall``;
   chunked, one ``search`` per chunk (the least any per-chunk Python code can cost);
-* the *naive* parser (:mod:`fsm.bench_naive`), re-parsing the accumulated buffer on
+* the *naive* parser (:mod:`callsieve.tools.bench_naive`), re-parsing the accumulated buffer on
   every chunk. It is quadratic, so chunked runs stop after a time budget: the sieve is
   then timed on the same prefix, and the naive time for the whole input is
   extrapolated from the growth measured between half the prefix and all of it.
@@ -40,13 +40,13 @@ from array import array
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
 
-import fsm
-from fsm.bench_naive import NaiveStream
-from fsm.bench_workloads import WORKLOADS, Workload, available, chunk_sizes, cut
-from fsm.events import ToolCall
-from fsm.sieve import DEFAULT_MAX_BLOCK_CHARS, Sieve, _compiled
-from grammar.api import START_CHARS
-from grammar.registry import resolve
+import callsieve
+from callsieve.tools.bench_naive import NaiveStream
+from callsieve.tools.bench_workloads import WORKLOADS, Workload, available, chunk_sizes, cut
+from callsieve.events import ToolCall
+from callsieve.sieve import DEFAULT_MAX_BLOCK_CHARS, Sieve, _compiled
+from callsieve.grammar.api import START_CHARS
+from callsieve.grammar.registry import resolve
 
 MB = 1_000_000
 GROWTH_LIMIT = 1.1
@@ -332,7 +332,7 @@ def _chunks_for(mode: str, text: str, seed: int) -> list[str]:
 
 
 def run_workload(w: Workload, cfg: Config, log: Callable[[str], None]) -> WorkloadResult:
-    if not available(w, fsm.DIALECTS):
+    if not available(w, callsieve.DIALECTS):
         return WorkloadResult(w.name, w.title, w.dialects, "skipped: dialect not built")
     text = w.build(cfg.size, cfg.seed)
     res = WorkloadResult(w.name, w.title, w.dialects, "ok", len(text), _verify(w, text, cfg.size))

@@ -25,16 +25,16 @@ import json
 import sys
 from typing import IO, Any, Iterator
 
-import fsm
-from fsm.events import Event
+import callsieve
+from callsieve.events import Event
 
 TYPE_NAMES: dict[type, str] = {
-    fsm.Text: "text",
-    fsm.Reasoning: "reasoning",
-    fsm.ToolCallStart: "tool_call_start",
-    fsm.ToolCallDelta: "tool_call_delta",
-    fsm.ToolCall: "tool_call",
-    fsm.Diagnostic: "diagnostic",
+    callsieve.Text: "text",
+    callsieve.Reasoning: "reasoning",
+    callsieve.ToolCallStart: "tool_call_start",
+    callsieve.ToolCallDelta: "tool_call_delta",
+    callsieve.ToolCall: "tool_call",
+    callsieve.Diagnostic: "diagnostic",
 }
 
 
@@ -59,7 +59,7 @@ def add_sieve_arguments(parser: argparse.ArgumentParser) -> None:
     """The options ``parse`` and ``demo`` share: dialects, tools, policies."""
     parser.add_argument(
         "--dialect", action="append", metavar="NAME",
-        help=f"a dialect to recognise (repeatable or comma-separated; default: all of {', '.join(fsm.DIALECTS)})",
+        help=f"a dialect to recognise (repeatable or comma-separated; default: all of {', '.join(callsieve.DIALECTS)})",
     )
     parser.add_argument("--tools", metavar="FILE", help="OpenAI tool schemas (a JSON list, or an object with 'tools')")
     parser.add_argument("--on-malformed", choices=("text", "drop", "raise"), default="text",
@@ -75,8 +75,8 @@ def dialects_of(args: argparse.Namespace) -> list[str] | None:
         return None
     names = [n.strip() for spec in args.dialect for n in spec.split(",") if n.strip()]
     for n in names:
-        if n not in fsm.DIALECTS:
-            raise UsageError(f"unknown dialect {n!r} (known: {', '.join(fsm.DIALECTS)})")
+        if n not in callsieve.DIALECTS:
+            raise UsageError(f"unknown dialect {n!r} (known: {', '.join(callsieve.DIALECTS)})")
     if not names:
         raise UsageError("--dialect needs a name")
     return names
@@ -97,15 +97,15 @@ def load_tools_file(path: str | None) -> list[Any] | None:
     if isinstance(data, dict) and "tools" in data:
         data = data["tools"]
     try:
-        fsm.Sieve(tools=data)
-    except fsm.InvalidToolSchemaError as e:
+        callsieve.Sieve(tools=data)
+    except callsieve.InvalidToolSchemaError as e:
         raise UsageError(f"invalid tool schema in {path!r}: {e}") from None
     return list(data)
 
 
-def make_sieve(args: argparse.Namespace) -> fsm.Sieve:
+def make_sieve(args: argparse.Namespace) -> callsieve.Sieve:
     """A sieve from the shared options (raises UsageError on bad ones)."""
-    return fsm.Sieve(
+    return callsieve.Sieve(
         dialects_of(args),
         load_tools_file(args.tools),
         on_malformed=args.on_malformed,
@@ -194,13 +194,13 @@ def run(args: argparse.Namespace) -> int:
                 out.write(json.dumps(event_json(e), ensure_ascii=ascii_only) + "\n")
             out.flush()
         events = held + sieve.close()
-        for e in fsm.merged(events) if args.merged else events:
+        for e in callsieve.merged(events) if args.merged else events:
             out.write(json.dumps(event_json(e), ensure_ascii=ascii_only) + "\n")
         out.flush()
     except UsageError as e:
         error(str(e))
         return 2
-    except fsm.MalformedBlockError as e:
+    except callsieve.MalformedBlockError as e:
         out.flush()
         error(f"{e} (--on-malformed raise)")
         return 1
