@@ -24,13 +24,17 @@ from callsieve.events import (
     merged,
 )
 from callsieve.sieve import Parsed, Sieve, parse
-from callsieve.grammar.registry import REGISTRY as _REGISTRY
+from callsieve.grammar.api import Dialect
+from callsieve.grammar.registry import BUILTIN as _BUILTIN
+from callsieve.grammar.registry import register
 
 #: The built-in dialect names.
-DIALECTS: tuple[str, ...] = tuple(_REGISTRY)
+DIALECTS: tuple[str, ...] = _BUILTIN
 
 __all__ = [
     "DIALECTS",
+    "Dialect",
+    "register",
     "Sieve",
     "parse",
     "Parsed",

@@ -28,16 +28,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from callsieve.context import Context
-from callsieve.declare import CHAR_TRIGGERS, CLASSES, EOF_TRIGGER, OTHER, OVERFLOW, RUN_FORMS, Declaration
-from callsieve.machine import build_machine
+from callsieve.grammar.api import MAX_TAG_CHARS
+from callsieve.grammar.states import EOF_TRIGGER, OTHER, OVERFLOW, RUN_FORMS
+from callsieve.machine import Machine, build_machine
 from callsieve.matcher import Matcher
-from callsieve.grammar.api import MAX_TAG_CHARS, START_CHARS
+from callsieve.regions import ModelBase as Context
 
 Guard = tuple[Callable[[Context, str], bool], bool]
 Row = tuple[tuple[Guard, ...], tuple[Callable[[Context, str], None], ...], str]
-
-CLASS_OF: dict[str, str] = {ch: name for name, chars in CLASSES.items() for ch in chars}
 
 
 @dataclass
@@ -59,6 +57,8 @@ class CompiledMachine:
     table: dict[str, dict[str, tuple[Row, ...]]]
     bulk: dict[str, BulkRule]
     initial: str
+    #: character → its trigger (class name); any other character is ``other``
+    class_of: dict[str, str]
     #: state → (guards, actions) of a guarded self-loop that is the first transition
     #: tried on every character (``maybe_tag``: ``tag_viable`` → ``tag_push``).
     first_loops: dict[str, "GuardedLoop"] = field(default_factory=dict)
@@ -74,8 +74,10 @@ class CompiledMachine:
         return sc
 
 
-def compile_machine(decl: Declaration) -> CompiledMachine:
+def compile_machine(composed: Machine) -> CompiledMachine:
     """Read the machine's events into a dispatch table and derive bulk-scan rules."""
+    decl = composed.decl
+    model = composed.model
     machine = build_machine(decl, None)
     table: dict[str, dict[str, list[Row]]] = {s: {} for s in decl.state_names()}
     names: dict[str, dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]]] = {
@@ -84,8 +86,8 @@ def compile_machine(decl: Declaration) -> CompiledMachine:
     for trigger, event in machine.events.items():
         for source, transitions in event.transitions.items():
             for tr in transitions:
-                guards = tuple((getattr(Context, c.func), bool(c.target)) for c in tr.conditions)
-                actions = tuple(getattr(Context, a) for a in tr.before)
+                guards = tuple((getattr(model, c.func), bool(c.target)) for c in tr.conditions)
+                actions = tuple(getattr(model, a) for a in tr.before)
                 dest = tr.dest if tr.dest is not None else source
                 table[source].setdefault(trigger, []).append((guards, actions, dest))
                 names[source].setdefault(trigger, []).append(
@@ -94,15 +96,15 @@ def compile_machine(decl: Declaration) -> CompiledMachine:
     frozen = {s: {t: tuple(rows) for t, rows in by.items()} for s, by in table.items()}
     bulk: dict[str, BulkRule] = {}
     for state, by_trigger in names.items():
-        rule = _bulk_rule(state, by_trigger)
+        rule = _bulk_rule(state, by_trigger, decl.char_triggers, decl.classes, model)
         if rule is not None:
             bulk[state] = rule
     first_loops = {}
     for state in frozen:
-        loop = _first_loop(state, frozen[state], names[state])
+        loop = _first_loop(state, frozen[state], names[state], decl.char_triggers, model)
         if loop is not None:
             first_loops[state] = loop
-    return CompiledMachine(frozen, bulk, decl.initial, first_loops)
+    return CompiledMachine(frozen, bulk, decl.initial, decl.class_of(), first_loops)
 
 
 @dataclass(frozen=True)
@@ -127,10 +129,12 @@ def _first_loop(
     state: str,
     by_trigger: dict[str, tuple[Row, ...]],
     named: dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]],
+    char_triggers: tuple[str, ...],
+    model: type,
 ) -> GuardedLoop | None:
     """The guarded self-loop tried first on every character trigger of ``state``."""
     firsts = set()
-    for trig in CHAR_TRIGGERS:
+    for trig in char_triggers:
         rows = by_trigger.get(trig)
         if not rows:
             return None
@@ -142,14 +146,20 @@ def _first_loop(
         return None
     loop = GuardedLoop(guards, actions, dest)
     if len(guards) == 1 and guards[0][1]:
-        guard_run = getattr(Context, guard_names[0] + "_run", None)
-        action_runs = [getattr(Context, a + "_run", None) for a in action_names]
+        guard_run = getattr(model, guard_names[0] + "_run", None)
+        action_runs = [getattr(model, a + "_run", None) for a in action_names]
         if guard_run is not None and all(r is not None for r in action_runs):
             loop = GuardedLoop(guards, actions, dest, guard_run, tuple(r for r in action_runs if r is not None))
     return loop
 
 
-def _bulk_rule(state: str, by_trigger: dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]]) -> BulkRule | None:
+def _bulk_rule(
+    state: str,
+    by_trigger: dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]],
+    char_triggers: tuple[str, ...],
+    classes: dict[str, str],
+    model: type,
+) -> BulkRule | None:
     other = by_trigger.get(OTHER, [])
     if len(other) != 1:
         return None
@@ -159,17 +169,19 @@ def _bulk_rule(state: str, by_trigger: dict[str, list[tuple[tuple[str, ...], tup
     action = actions[0]
     stops: list[str] = []
     marker_aware = False
-    for trig in CHAR_TRIGGERS:
+    for trig in char_triggers:
         if trig == OTHER:
             continue
         rows = by_trigger.get(trig, [])
         if len(rows) == 1 and rows[0] == ((), (action,), state):
             continue  # same self-loop: part of the run
-        if trig == "lt" and len(rows) == 1 and rows[0] == ((), ("tag_begin",), "maybe_tag"):
+        if len(rows) == 1 and rows[0] == ((), ("tag_begin",), "maybe_tag"):
+            # A start class: the scan looks for where a marker of the state's context
+            # may begin instead of stopping at every such character.
             marker_aware = True
             continue
-        stops.append(CLASSES[trig])
-    return BulkRule("".join(stops), getattr(Context, RUN_FORMS[action]), marker_aware)
+        stops.append(classes[trig])
+    return BulkRule("".join(stops), getattr(model, RUN_FORMS[action]), marker_aware)
 
 
 class CompiledRunner:
@@ -233,6 +245,7 @@ class CompiledRunner:
         ctx = self.ctx
         bulk = self.c.bulk
         first_loops = self.c.first_loops
+        class_of = self.c.class_of
         step = self._step
         n = len(s)
         while i < n:
@@ -258,7 +271,7 @@ class CompiledRunner:
             ctx.pos = base + i
             loop = first_loops.get(ctx.state)
             if loop is None:
-                step(CLASS_OF.get(ch, OTHER), ch)
+                step(class_of.get(ch, OTHER), ch)
             elif loop.guard_run is not None:
                 # The loop's run form: every character up to j passes, s[j] does not.
                 j = loop.guard_run(ctx, s, i)
@@ -275,7 +288,7 @@ class CompiledRunner:
                         break
                     ch = s[i]
                     ctx.pos = base + i
-                step(CLASS_OF.get(ch, OTHER), ch)
+                step(class_of.get(ch, OTHER), ch)
             else:
                 # The state's first transition on every class is this guarded self-loop:
                 # fire it while its guards pass (what _step would do, minus the lookups),
@@ -283,7 +296,7 @@ class CompiledRunner:
                 guards, actions, dest = loop.guards, loop.actions, loop.dest
                 while True:
                     if not _passes(guards, ctx, ch):
-                        step(CLASS_OF.get(ch, OTHER), ch)
+                        step(class_of.get(ch, OTHER), ch)
                         break
                     for a in actions:
                         a(ctx, ch)
@@ -337,15 +350,17 @@ def _make_scanner(rule: BulkRule, matcher: Matcher | None) -> Scanner:
             return m.start() if m else len(s)
         return scan
     tail_viable = matcher.tail_viable
-    first, rare = START_CHARS[0], START_CHARS[1:]
-    # Chunks holding no rare start character (almost all: ``＜`` is rare) are scanned
-    # with a pattern whose only start character is ``<``: a literal prefix, which
-    # ``re`` finds several times faster than a class.
+    starts = matcher.start_chars
+    first = "<" if "<" in starts else starts[0]
+    rare = starts.replace(first, "")
+    # Chunks holding no rare start character (``＜`` is rare; so is ``[`` in most
+    # prose) are scanned with a pattern whose only start character is the common one:
+    # a literal prefix, which ``re`` finds several times faster than a class.
     search_first = re.compile(matcher.scan_pattern(rule.stop_chars, first)).search
     rare_one = rare if len(rare) == 1 else ""  # one rare start character: test with `in`
     has_rare = re.compile("[" + re.escape(rare) + "]" if rare else "(?!)").search
     # A short chunk with no stop and no start character at all is one run.
-    quick = re.compile("[" + re.escape(rule.stop_chars + START_CHARS) + "]").search
+    quick = re.compile("[" + re.escape(rule.stop_chars + starts) + "]").search
 
     def scan_markers(s: str, i: int) -> int:
         n = len(s)

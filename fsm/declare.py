@@ -1,95 +1,19 @@
-"""Primitives for declaring the machine as data, and the checks a declaration must pass.
+"""A composed declaration, and the checks it must pass before anything runs.
 
-A transition is ``(trigger, source, dest, guards, actions, rank)``. Triggers are
-character classes, ``eof`` (end of stream) and ``overflow`` (a held block passed
-``max_block_chars``). For one (source, trigger), transitions are tried in ``rank``
-order and the first whose guards all pass fires; the last must be unguarded, so every
-character has somewhere to go.
+The vocabulary (``Transition``, ``StateDecl``, ``on``, ``but``, triggers) lives in
+``callsieve.grammar.states``; this module holds the expanded result and validates it
+against the model class: every (state, trigger) pair total, every callback present,
+run forms present, no rank tie, every state reachable, no dead end.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable
+from dataclasses import dataclass, field
 
-from callsieve.errors import GrammarError
+from callsieve.grammar.errors import GrammarError
+from callsieve.grammar.states import CLASSES, EOF_TRIGGER, OTHER, OVERFLOW, RUN_FORMS, StateDecl, Transition
 
-#: Character classes: the triggers the machine sees. Any other character is ``other``.
-CLASSES: dict[str, str] = {
-    "lt": "<\uff1c",
-    "gt": ">",
-    "ws": " \t\r",
-    "nl": "\n",
-    "tick": "`",
-    "tilde": "~",
-    "lbrack": "[",
-    "rbrack": "]",
-    "lbrace": "{",
-    "rbrace": "}",
-    "quote": '"',
-    "bslash": "\\",
-}
-OTHER = "other"
-EOF_TRIGGER = "eof"
-OVERFLOW = "overflow"
-CHAR_TRIGGERS: tuple[str, ...] = tuple(CLASSES) + (OTHER,)
-
-#: Per-character actions that a self-loop may apply to a whole run at once.
-RUN_FORMS: dict[str, str] = {
-    "text_char": "text_run",
-    "reasoning_char": "reasoning_run",
-    "hold_char": "hold_run",
-    "value_char": "value_run",
-    "cdata_char": "cdata_run",
-    "hold_ws": "hold_ws_run",
-}
-
-
-@dataclass(frozen=True)
-class Transition:
-    trigger: str
-    source: str
-    dest: str
-    guards: tuple[str, ...] = ()
-    actions: tuple[str, ...] = ()
-    rank: int = 50
-
-    def as_dict(self) -> dict[str, object]:
-        """The form ``transitions.Machine`` takes."""
-        return {
-            "trigger": self.trigger,
-            "source": self.source,
-            "dest": self.dest,
-            "conditions": list(self.guards),
-            "before": list(self.actions),
-        }
-
-
-def on(
-    source: str,
-    triggers: Iterable[str],
-    dest: str,
-    *actions: str,
-    when: Iterable[str] = (),
-    rank: int = 50,
-) -> list[Transition]:
-    """Transitions from ``source`` on each of ``triggers``."""
-    return [Transition(t, source, dest, tuple(when), tuple(actions), rank) for t in triggers]
-
-
-def but(*excluded: str) -> tuple[str, ...]:
-    """Every character trigger except those named."""
-    return tuple(t for t in CHAR_TRIGGERS if t not in excluded)
-
-
-@dataclass(frozen=True)
-class StateDecl:
-    name: str
-    doc: str
-    #: The block is open in this state: ``overflow`` must be handled.
-    in_block: bool = False
-    #: Who declared it: "core" or a body/dialect name (diagram clusters).
-    owner: str = "core"
+__all__ = ["Declaration", "validate"]
 
 
 @dataclass(frozen=True)
@@ -97,6 +21,16 @@ class Declaration:
     states: tuple[StateDecl, ...]
     transitions: tuple[Transition, ...]
     initial: str = "text"
+    #: character class name → its characters (the base classes and any a start
+    #: character of this machine needed); any other character is ``other``
+    classes: dict[str, str] = field(default_factory=lambda: dict(CLASSES), compare=False, hash=False)
+
+    @property
+    def char_triggers(self) -> tuple[str, ...]:
+        return tuple(self.classes) + (OTHER,)
+
+    def class_of(self) -> dict[str, str]:
+        return {ch: name for name, chars in self.classes.items() for ch in chars}
 
     def state_names(self) -> list[str]:
         return [s.name for s in self.states]
@@ -104,7 +38,7 @@ class Declaration:
     def ordered(self) -> list[Transition]:
         """Transitions sorted by (source, trigger, rank): the order guards are tried in."""
         order = {s.name: i for i, s in enumerate(self.states)}
-        trig = {t: i for i, t in enumerate(CHAR_TRIGGERS + (EOF_TRIGGER, OVERFLOW))}
+        trig = {t: i for i, t in enumerate(self.char_triggers + (EOF_TRIGGER, OVERFLOW))}
         return sorted(self.transitions, key=lambda t: (order[t.source], trig[t.trigger], t.rank))
 
 
@@ -115,12 +49,14 @@ def validate(decl: Declaration, model: type) -> None:
         raise GrammarError("a state is declared twice")
     if decl.initial not in names:
         raise GrammarError(f"initial state {decl.initial!r} is not declared")
+    all_triggers = decl.char_triggers + (EOF_TRIGGER, OVERFLOW)
     by_pair: dict[tuple[str, str], list[Transition]] = {}
     for t in decl.ordered():
         where = f"transition {t.source} --{t.trigger}--> {t.dest}"
         if t.source not in names or t.dest not in names:
-            raise GrammarError(f"{where}: unknown state")
-        if t.trigger not in CHAR_TRIGGERS + (EOF_TRIGGER, OVERFLOW):
+            missing = t.source if t.source not in names else t.dest
+            raise GrammarError(f"{where}: unknown state {missing!r}")
+        if t.trigger not in all_triggers:
             raise GrammarError(f"{where}: unknown trigger {t.trigger!r}")
         for name in t.guards + t.actions:
             if not callable(getattr(model, name, None)):
@@ -129,14 +65,62 @@ def validate(decl: Declaration, model: type) -> None:
             if a in RUN_FORMS and not callable(getattr(model, RUN_FORMS[a], None)):
                 raise GrammarError(f"{where}: run form {RUN_FORMS[a]!r} of {a!r} is missing")
         by_pair.setdefault((t.source, t.trigger), []).append(t)
+    for (source, trig), rows in by_pair.items():
+        for one, two in zip(rows, rows[1:]):
+            if one.rank == two.rank:
+                raise GrammarError(
+                    f"state {source!r} on {trig!r}: two transitions share rank {one.rank} "
+                    f"(to {one.dest} when {list(one.guards)} and to {two.dest} when {list(two.guards)}); "
+                    "the order they are tried in must be declared, not left to list order"
+                )
+        for k, row in enumerate(rows[:-1]):
+            if not row.guards:
+                raise GrammarError(
+                    f"state {source!r} on {trig!r}: the transition to {rows[k + 1].dest} can never fire "
+                    f"(the unguarded transition to {row.dest} comes first)"
+                )
     for s in decl.states:
-        needed = CHAR_TRIGGERS + (EOF_TRIGGER,) + ((OVERFLOW,) if s.in_block else ())
+        needed = decl.char_triggers + (EOF_TRIGGER,) + ((OVERFLOW,) if s.in_block else ())
         for trig in needed:
-            ts = by_pair.get((s.name, trig))
-            if not ts:
+            got = by_pair.get((s.name, trig))
+            if not got:
                 raise GrammarError(f"state {s.name!r} has no transition on {trig!r}")
-            if ts[-1].guards:
+            if got[-1].guards:
                 raise GrammarError(
                     f"state {s.name!r} on {trig!r}: the last transition is guarded "
-                    f"({', '.join(ts[-1].guards)}); add an unguarded fallback"
+                    f"({', '.join(got[-1].guards)}); add an unguarded fallback"
                 )
+    _check_reachable(decl)
+
+
+def _check_reachable(decl: Declaration) -> None:
+    """Every state reachable from the initial one (or from ``in_reasoning``, where a
+    sieve may start), and every state able to get back to ``text`` without ``eof``."""
+    succ: dict[str, set[str]] = {s.name: set() for s in decl.states}
+    pred: dict[str, set[str]] = {s.name: set() for s in decl.states}
+    for t in decl.transitions:
+        if t.trigger in (EOF_TRIGGER, OVERFLOW):
+            continue
+        succ[t.source].add(t.dest)
+        pred[t.dest].add(t.source)
+    starts = {decl.initial} | ({"in_reasoning"} if "in_reasoning" in succ else set())
+    seen = _closure(starts, succ)
+    unreachable = [s.name for s in decl.states if s.name not in seen]
+    if unreachable:
+        raise GrammarError(f"unreachable state {unreachable[0]!r}: no transition leads to it from {decl.initial!r}")
+    back = _closure({decl.initial}, pred)
+    dead = [s.name for s in decl.states if s.name not in back]
+    if dead:
+        raise GrammarError(f"dead end: from state {dead[0]!r} no transition leads back to {decl.initial!r} (only eof does)")
+
+
+def _closure(start: set[str], edges: dict[str, set[str]]) -> set[str]:
+    seen = set(start)
+    todo = list(start)
+    while todo:
+        s = todo.pop()
+        for n in edges[s]:
+            if n not in seen:
+                seen.add(n)
+                todo.append(n)
+    return seen

@@ -1,22 +1,31 @@
-"""Typed errors. Only API misuse raises; content never does (unless a policy asks)."""
+"""Typed errors. Only API misuse raises; content never does (unless a policy asks).
+
+``CallsieveError``, ``GrammarError`` and ``UnknownDialectError`` are defined in
+``callsieve.grammar.errors`` (the grammar imports nothing from the engine) and
+re-exported here.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-class CallsieveError(Exception):
-    """Base class of every error callsieve raises."""
+from callsieve.grammar.errors import CallsieveError, GrammarError, UnknownDialectError
+
+if TYPE_CHECKING:
+    from callsieve.events import Diagnostic
+
+__all__ = [
+    "CallsieveError",
+    "GrammarError",
+    "UnknownDialectError",
+    "FeedAfterCloseError",
+    "InvalidToolSchemaError",
+    "MalformedBlockError",
+]
 
 
 class FeedAfterCloseError(CallsieveError):
     """``feed()`` or ``close()`` was called on a sieve that is already closed."""
-
-
-class UnknownDialectError(CallsieveError, ValueError):
-    """A dialect name that is not registered."""
-
-
-class GrammarError(CallsieveError, ValueError):
-    """A dialect or machine declaration that breaks a rule; the message names it."""
 
 
 class InvalidToolSchemaError(CallsieveError, ValueError):
@@ -26,6 +35,6 @@ class InvalidToolSchemaError(CallsieveError, ValueError):
 class MalformedBlockError(CallsieveError):
     """Raised only with ``on_malformed="raise"``: a block was malformed or unterminated."""
 
-    def __init__(self, message: str, diagnostic: object) -> None:
+    def __init__(self, message: str, diagnostic: "Diagnostic") -> None:
         super().__init__(message)
         self.diagnostic = diagnostic

@@ -1,207 +1,431 @@
-"""The callsieve machine, declared once.
+"""The callsieve machine, composed from its regions and the dialects' structures.
 
 Theory of operation
 ===================
 
 1. The input is read one character at a time. Each character is a *trigger*: its
-   character class (``lt`` for ``<`` and ``＜``, ``nl``, ``tick``, ... or ``other``).
-   ``eof`` ends the stream; ``overflow`` fires when a held block passes
-   ``max_block_chars``. Every (state, trigger) pair has transitions; they are tried in
-   order and the first whose guards pass fires. An unguarded last transition makes
-   every pair total: an unexpected character is a transition too, never an exception.
+   character class (``lt`` for ``<`` and ``＜``, ``nl``, ``tick``, ... or ``other``;
+   a start character outside the base classes gets a class of its own). ``eof`` ends
+   the stream; ``overflow`` fires when a held block passes ``max_block_chars``. Every
+   (state, trigger) pair has transitions; they are tried in rank order and the first
+   whose guards pass fires. An unguarded last transition makes every pair total: an
+   unexpected character is a transition too, never an exception.
 
-2. Prose is ``text``. A backtick or tilde run may open inline code (``in_code_span``)
-   or, at a line start, a fence (``in_fence``); inside them everything is text, so
-   markup in a fenced example is never a call.
+2. The machine is composed from *regions* (``callsieve.regions``), each declared in one
+   module with its states, rules, guards, actions and the markers it listens for:
+   prose, reasoning, tag, block, value, CDATA, JSON, and any region a dialect brings.
+   Dialects declare *structure* (``callsieve.grammar.api``); ``callsieve.structure``
+   compiles it into *positions*, states between markers, one per FOLLOW set.
 
-3. A start character (``<``, ``＜``) moves to ``maybe_tag``, which *holds* characters
-   while the held tag is still a prefix of a marker the current context allows (the
-   guard ``tag_viable`` asks the context's matcher). A complete marker fires its
-   transition (``is_block_open`` → ``in_block`` and so on). A dead prefix goes back
-   where it came from: its first character is text (or value), the rest is read
-   again. A prefix alive at a chunk's end stays held, so a marker split across chunks
-   never leaks.
+3. Rule: what each state listens for is a *listen rule* (origin state, marker, dest,
+   actions). For a dialect's positions and values they are derived from its structure;
+   the reasoning region declares its own. The composer turns each into a matcher entry
+   and one row out of ``maybe_tag`` guarded by ``hit:ORIGIN:MARKER``. A state's start
+   classes (``START`` in its rules) are the classes of the characters that may begin
+   one of its markers, so adding a dialect never slows or breaks another's scan.
 
-4. Inside a block the structure is ``in_block`` (between calls), ``in_call`` (between
-   parameters) and ``in_param`` (a value). Between markers only whitespace is grammar;
-   anything else makes the block *malformed*: it is released (as text by default) with
-   a ``Diagnostic`` and reading goes on in ``text``. A block still open at ``eof`` is
-   released the same way. Calls are emitted only when their block closes. A dialect
-   may allow a bare call in prose: it opens an implied block, which ends, complete,
-   at the first thing after a call close that is not grammar (``end_bare_block``).
+4. Rule: besides its state, the machine reads only these registers: ``origin`` (where a
+   held tag returns: guards ``from:STATE``), the held tag's classification (``hit:``
+   guards), the open block (its dialect, current call, parameter and value spec; the
+   JSON depth), the fork's candidates, and the prose region's run counters.
 
-5. A parameter close does not end a value by itself: it moves to ``after_close``,
-   which holds it and any whitespace until the next marker decides. Another parameter,
-   the call close or the block close confirm it; anything else returns the held text
-   to the value (``reopen_value``). So ``</parameter>`` inside a file body is data.
+5. Grammar-aware termination: a value's close goes to ``after_close``, whose matcher is
+   FOLLOW of the value (derived): one of those markers confirms the close, anything else
+   returns the held text to the value.
 
-6. In a value, ``<![CDATA[`` enters ``in_cdata``, left only by ``]]>``
-   (``cdata_rb``, ``cdata_rbrb``): nothing inside is markup. JSON values (DSML
-   ``string="false"``) are read by the JSON body states, where a close inside a
-   string, or inside an unfinished object, is data.
+6. Shared openers: when enabled dialects' openers read the same text, the opener leads
+   to ``fork``, which decides by bounded lookahead against each dialect's FOLLOW of its
+   opener and replays the held text in the chosen grammar (``callsieve.regions.tag``).
 
-7. Table-driven: states, triggers, guards, actions, their order. Not table-driven:
-   what a guard computes (marker matching lives in ``callsieve.matcher``, patterns in
-   ``grammar/``) and what an action does with the text (``callsieve.context``). The engine
-   never branches on a dialect's name: dialects supply markers and value styles, and
-   body grammars supply states.
+7. Table-driven: states, triggers, guards, actions, their order. Not table-driven: what
+   a guard computes (marker matching in ``callsieve.matcher``) and what an action does
+   with the text (the region mixins). The engine never branches on a dialect's name.
 
 8. Three artefacts come from this one declaration: the reference runner (the
    ``transitions`` machine, one trigger per character), the compiled runner (a table
    read from that machine's events, with bulk scans of self-loops), and the diagrams.
+   The compiled runner reads ``transitions`` internals (``events[t].transitions``,
+   ``conditions[i].func/.target``, ``before``) in one place, ``callsieve.compiler``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
-from callsieve.declare import (
+from callsieve.declare import Declaration, validate
+from callsieve.grammar.api import Dialect, JsonValue, Marker, Raw
+from callsieve.grammar.cdata import CDATA_OPEN
+from callsieve.grammar.errors import GrammarError
+from callsieve.grammar.states import (
+    ALL,
+    CLASSES,
     EOF_TRIGGER,
-    OVERFLOW,
-    Declaration,
+    OTHER,
+    RANK_HIT,
+    RANK_RETURN,
+    START,
+    Listen,
+    Region,
+    Rule,
     StateDecl,
     Transition,
-    but,
+    Triggers,
     on,
-    validate,
 )
-from callsieve.grammar.api import Dialect
+from callsieve.matcher import Entry, Matcher
+from callsieve.regions import ModelBase, cdata, json_value, prose, reasoning, tag, value
+from callsieve.regions.block import position_rules, position_state
+from callsieve.regions.tag import Fork, ForkCandidate
+from callsieve.structure import Layout, Leaf, ValueSpec, compile_dialect
 
-#: Every trigger a character can be.
-from callsieve.declare import CHAR_TRIGGERS as ALL  # noqa: E402
-
-CORE_STATES = (
-    StateDecl("text", "visible prose"),
-    StateDecl("maybe_tag", "holding a possible marker until it is decided"),
-    StateDecl("tick_run", "a run of backticks or tildes in prose: code span or fence?"),
-    StateDecl("in_code_span", "inline code: markup is text"),
-    StateDecl("span_run", "backticks inside inline code: does the span close?"),
-    StateDecl("in_fence", "a fenced code block: markup is text"),
-    StateDecl("fence_run", "backticks or tildes at a line start in a fence: does it close?"),
-    StateDecl("in_reasoning", "between <think> and </think>"),
-    StateDecl("in_block", "in a tool block, between calls", in_block=True),
-    StateDecl("in_call", "in a call, between parameters", in_block=True),
-    StateDecl("in_param", "a raw parameter value", in_block=True),
-    StateDecl("in_cdata", "a CDATA section in a value: nothing is markup", in_block=True),
-    StateDecl("cdata_rb", "] seen in CDATA", in_block=True),
-    StateDecl("cdata_rbrb", "]] seen in CDATA", in_block=True),
-    StateDecl("after_close", "a parameter close held until what follows decides", in_block=True),
-)
-
-_BLOCK_STATES = tuple(s.name for s in CORE_STATES if s.in_block)
+ENGINE_MODELS: tuple[type, ...] = (prose.ProseModel, reasoning.ReasoningModel, cdata.CdataModel, json_value.JsonModel)
 
 
-def _core_transitions() -> list[Transition]:
-    t: list[Transition] = []
-    # -- prose
-    t += on("text", ["lt"], "maybe_tag", "tag_begin")
-    t += on("text", ["tick"], "tick_run", "run_begin")
-    t += on("text", ["tilde"], "tick_run", "run_begin", when=["at_line_start"], rank=10)
-    t += on("text", but("lt", "tick"), "text", "text_char", rank=90)
-    t += on("text", [EOF_TRIGGER], "text")
-    # -- backtick/tilde runs: inline code or a fence
-    t += on("tick_run", ["tick", "tilde"], "tick_run", "run_more", when=["same_run_char"], rank=10)
-    t += on("tick_run", ALL, "in_fence", "open_fence", "reprocess", when=["run_opens_fence"], rank=20)
-    t += on("tick_run", ALL, "in_code_span", "open_span", "reprocess", when=["run_opens_span"], rank=30)
-    t += on("tick_run", ALL, "text", "reprocess", rank=90)
-    t += on("tick_run", [EOF_TRIGGER], "text")
-    t += on("in_code_span", ["tick"], "span_run", "run_begin")
-    t += on("in_code_span", ["nl"], "text", "text_char")
-    t += on("in_code_span", but("tick", "nl"), "in_code_span", "text_char")
-    t += on("in_code_span", [EOF_TRIGGER], "text")
-    t += on("span_run", ["tick"], "span_run", "run_more", rank=10)
-    t += on("span_run", but("tick"), "text", "reprocess", when=["run_closes_span"], rank=20)
-    t += on("span_run", but("tick"), "in_code_span", "reprocess", rank=90)
-    t += on("span_run", [EOF_TRIGGER], "text")
-    t += on("in_fence", ["tick", "tilde"], "fence_run", "run_begin", when=["fence_may_close"], rank=10)
-    t += on("in_fence", ALL, "in_fence", "text_char", rank=90)
-    t += on("in_fence", [EOF_TRIGGER], "text")
-    t += on("fence_run", ["tick", "tilde"], "fence_run", "run_more", when=["same_run_char"], rank=10)
-    t += on("fence_run", ALL, "text", "reprocess", when=["run_closes_fence"], rank=20)
-    t += on("fence_run", ALL, "in_fence", "reprocess", rank=90)
-    t += on("fence_run", [EOF_TRIGGER], "text")
-    # -- reasoning
-    t += on("in_reasoning", ["lt"], "maybe_tag", "tag_begin")
-    t += on("in_reasoning", but("lt"), "in_reasoning", "reasoning_char")
-    t += on("in_reasoning", [EOF_TRIGGER], "in_reasoning")
-    # -- maybe_tag: a live prefix, a complete marker, or back where it came from
-    t += on("maybe_tag", ALL, "maybe_tag", "tag_push", when=["tag_viable"], rank=5)
-    t += on("maybe_tag", ALL, "in_reasoning", "enter_reasoning", when=["is_think_open"], rank=10)
-    t += on("maybe_tag", ALL, "text", "leave_reasoning", when=["is_think_close", "from_reasoning"], rank=11)
-    t += on("maybe_tag", ALL, "text", "stray_think_close", when=["is_think_close"], rank=12)
-    t += on("maybe_tag", ALL, "in_block", "open_block", when=["is_block_open"], rank=13)
-    t += on("maybe_tag", ALL, "text", "close_block", when=["is_block_close"], rank=14)
-    t += on("maybe_tag", ALL, "in_call", "open_bare_call", when=["is_call_open", "from_text"], rank=15)
-    t += on("maybe_tag", ALL, "in_call", "open_call", when=["is_call_open"], rank=15)
-    t += on("maybe_tag", ALL, "in_block", "close_call", when=["is_call_close"], rank=16)
-    t += on("maybe_tag", ALL, "in_param", "open_param", when=["is_param_open"], rank=17)
-    t += on("maybe_tag", ALL, "after_close", "hold_close", when=["is_param_close"], rank=18)
-    t += on("maybe_tag", ALL, "in_cdata", "open_cdata", when=["is_cdata_open"], rank=19)
+@dataclass(frozen=True, eq=False)
+class Act:
+    """What a complete structural marker does: the leaf it is, and for a parameter open
+    the value specs it may enter. Carried on the matcher entry for the actions."""
 
-    t += on("maybe_tag", ALL, "text", "tag_reject", "reprocess", when=["from_text"], rank=30)
-    t += on("maybe_tag", ALL, "in_reasoning", "tag_reject", "reprocess", when=["from_reasoning"], rank=31)
-    t += on("maybe_tag", ALL, "in_param", "tag_reject", "reprocess", when=["from_param"], rank=32)
-    t += on("maybe_tag", ALL, "in_param", "reopen_value", "reprocess", when=["from_after_close"], rank=34)
-    t += on("maybe_tag", ALL, "text", "end_bare_block", "reprocess", when=["from_bare_block"], rank=35)
-    t += on("maybe_tag", ALL, "text", "abort_block", "reprocess", rank=90)
-    t += on("maybe_tag", [EOF_TRIGGER], "text", "tag_release_eof", when=["from_text"], rank=10)
-    t += on("maybe_tag", [EOF_TRIGGER], "in_reasoning", "tag_release_eof", when=["from_reasoning"], rank=11)
-    t += on("maybe_tag", [EOF_TRIGGER], "text", "end_bare_block", when=["from_bare_block"], rank=20)
-    t += on("maybe_tag", [EOF_TRIGGER], "text", "abort_block_eof", rank=90)
-    # -- block structure: only whitespace between markers
-    # an implied block (a bare call in prose) ends, complete, where grammar stops
-    t += on("in_block", but("ws", "nl", "lt"), "text", "end_bare_block", "reprocess", when=["in_bare_block"], rank=10)
-    t += on("in_block", [EOF_TRIGGER], "text", "end_bare_block", when=["in_bare_block"], rank=10)
-    for s in ("in_block", "in_call"):
-        t += on(s, ["ws", "nl"], s, "hold_char")
-        t += on(s, ["lt"], "maybe_tag", "tag_begin")
-        t += on(s, but("ws", "nl", "lt"), "text", "abort_block", "reprocess")
-    t += on("in_param", ["lt"], "maybe_tag", "tag_begin")
-    t += on("in_param", but("lt"), "in_param", "value_char")
-    # -- CDATA: ]]> is found by states, since ] may repeat
-    t += on("in_cdata", ["rbrack"], "cdata_rb", "cdata_hold")
-    t += on("in_cdata", but("rbrack"), "in_cdata", "cdata_char")
-    t += on("cdata_rb", ["rbrack"], "cdata_rbrb", "cdata_hold")
-    t += on("cdata_rb", but("rbrack"), "in_cdata", "cdata_release", "reprocess")
-    t += on("cdata_rbrb", ["rbrack"], "cdata_rbrb", "cdata_shift")
-    t += on("cdata_rbrb", ["gt"], "in_param", "close_cdata")
-    t += on("cdata_rbrb", but("rbrack", "gt"), "in_cdata", "cdata_release", "reprocess")
-    # -- after_close: hold the close and spaces until the next marker decides
-    t += on("after_close", ["ws", "nl"], "after_close", "hold_ws")
-    t += on("after_close", ["lt"], "maybe_tag", "tag_begin")
-    t += on("after_close", but("ws", "nl", "lt"), "in_param", "reopen_value", "reprocess", rank=90)
-    # -- the end of the stream, or a runaway block, inside a block
-    for s in _BLOCK_STATES:
-        t += on(s, [EOF_TRIGGER], "text", "abort_block_eof")
-        t += on(s, [OVERFLOW], "text", "abort_oversized")
-    return t
+    leaf: Leaf
+    values: tuple[ValueSpec, ...] = ()
+
+    @property
+    def spec(self) -> object:
+        return self.leaf.spec
 
 
-def _bodies(dialects: Iterable[Dialect]) -> list[str]:
-    seen: list[str] = []
-    for d in dialects:
-        for b in d.bodies:
-            if b not in seen:
-                seen.append(b)
-    return seen
+@dataclass(eq=False)
+class Machine:
+    """A composed machine: the declaration, its model class and matchers, and what
+    tools read to draw it."""
+
+    decl: Declaration
+    model: type
+    matchers: dict[str, Matcher]
+    scoped: dict[str, dict[str, Matcher]]
+    layouts: tuple[Layout, ...]
+    #: state (or "state@spec") → the listen rules of that origin, for diagrams
+    listens: dict[str, list[tuple[str, Marker, str]]] = field(default_factory=dict)
+    forks: list[Fork] = field(default_factory=list)
+    #: guard name → (origin, marker label): the hit guards, for diagrams and traces
+    hits: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+class _Composer:
+    def __init__(self, dialects: tuple[Dialect, ...], think: bool) -> None:
+        self.dialects = dialects
+        self.think = think
+        self.states: list[StateDecl] = []
+        self.rules: list[Rule | Transition] = []
+        self.models: list[type] = list(ENGINE_MODELS)
+        #: origin → [(entry, dest, actions, extra guard rows)]
+        self.entries: dict[str, list[tuple[Entry, list[tuple[tuple[str, ...], str, tuple[str, ...]]]]]] = {}
+        self.scoped_entries: dict[str, dict[str, list[tuple[Entry, list[tuple[tuple[str, ...], str, tuple[str, ...]]]]]]] = {}
+        self.guards: dict[str, Callable[..., bool]] = {}
+        self.listens: dict[str, list[tuple[str, Marker, str]]] = {}
+        self.forks: list[Fork] = []
+        self.hits: dict[str, tuple[str, str]] = {}
+
+    # ------------------------------------------------------------ listen rules
+    def listen(self, origin: str, marker: Marker, rows: list[tuple[tuple[str, ...], str, tuple[str, ...]]],
+               data: object = None, needs_name: bool = False, scope: str | None = None, key: str = "") -> None:
+        where = f"{origin}@{scope}" if scope else origin
+        key = key or f"hit:{where}:{marker.shown()}"
+        if key in self.hits:
+            raise GrammarError(f"two markers shown as {marker.shown()!r} listened for in {where}")
+        self.hits[key] = (where, marker.shown())
+        entry = Entry(key, marker, data, needs_name)
+        if scope is None:
+            self.entries.setdefault(origin, []).append((entry, rows))
+        else:
+            self.scoped_entries.setdefault(origin, {}).setdefault(scope, []).append((entry, rows))
+        self.listens.setdefault(where, []).extend((key, marker, dest) for _g, dest, _a in rows)
+
+    def structural(self, origin: str, lf: Leaf, layout: Layout, scope: str | None = None, first: tuple[str, ...] = ()) -> None:
+        """The listen rule of a structural marker leaf read at ``origin``."""
+        assert lf.marker is not None
+        after = layout.after.get(lf.id)
+        if lf.kind == "param_open":
+            specs = layout.values[lf.id]
+            # Choose: one row per case (its guard reads the open's fields), the default last.
+            rows: list[tuple[tuple[str, ...], str, tuple[str, ...]]] = [
+                ((f"case:{s.name}",), s.state, first + ("open_param",)) for s in specs[:-1]
+            ]
+            rows.append(((), specs[-1].state, first + ("open_param",)))
+            self.listen(origin, lf.marker, rows, Act(lf, specs), needs_name=True, scope=scope)
+            return
+        if lf.kind == "block_close":
+            self.listen(origin, lf.marker, [((), "text", first + ("close_block",))], Act(lf), scope=scope)
+            return
+        if after is None:
+            raise GrammarError(f"dialect {layout.dialect.name}: nothing may follow {lf.label()!r} and the block cannot end there")
+        action = {"call_open": "open_call", "call_close": "close_call", "block_open": "open_block"}[lf.kind]
+        self.listen(origin, lf.marker, [((), after.name, first + (action,))], Act(lf), needs_name=lf.kind == "call_open", scope=scope)
+
+    # ------------------------------------------------------------ composition
+    def compose(self) -> Machine:
+        layouts = tuple(compile_dialect(d) for d in self.dialects)
+        regions: list[Region] = [prose.REGION, tag_region()]
+        if self.think:
+            regions.append(reasoning.REGION)
+        regions.append(value.REGION)
+        if any(d.has_cdata() for d in self.dialects):
+            regions.append(cdata.REGION)
+        if any(d.has_json_values() for d in self.dialects):
+            regions.append(json_value.REGION)
+        for d in self.dialects:
+            regions += d.regions
+        for r in regions:
+            self.states += r.states
+            self.rules += r.rules
+            if r.model is not None and r.model not in self.models:
+                self.models.append(r.model)
+            for ls in r.listens:
+                assert isinstance(ls.marker, Marker)
+                self.listen(ls.origin, ls.marker, [((), ls.dest, tuple(ls.actions))])
+        for layout in layouts:
+            self._dialect(layout)
+        self._openers(layouts)
+        return self._finish(layouts)
+
+    def _dialect(self, layout: Layout) -> None:
+        for pos in layout.positions:
+            self.states.append(position_state(pos))
+            self.rules += position_rules(pos)
+            for lf in pos.follow:
+                if lf.marker is not None:
+                    self.structural(pos.name, lf, layout)
+        for specs in layout.values.values():
+            for s in specs:
+                body = s.body
+                self.listen(s.state, body.close, [((), "after_close", ("hold_close",))], scope=s.name)
+                if isinstance(body, Raw) and body.style.cdata:
+                    self.listen(s.state, CDATA_OPEN, [((), "in_cdata", ("open_cdata",))], scope=s.name)
+                for lf in s.follow:
+                    if lf.marker is not None:
+                        self.structural("after_close", lf, layout, scope=s.name, first=("commit_value",))
+
+    def _openers(self, layouts: tuple[Layout, ...]) -> None:
+        """Block openers in prose; those several dialects share become forks."""
+        openers = [(layout, lf) for layout in layouts for lf in layout.openers]
+        groups: list[list[tuple[Layout, Leaf]]] = []
+        for item in openers:
+            for g in groups:
+                if any(_cross_match(item[1].marker, other[1].marker) and item[0] is not other[0] for other in g):
+                    g.append(item)
+                    break
+            else:
+                groups.append([item])
+        for g in groups:
+            if len(g) == 1:
+                layout, lf = g[0]
+                assert lf.marker is not None
+                if lf.kind == "block_open":
+                    self.structural("text", lf, layout)
+                else:  # the first call of a bare block
+                    after = layout.after[lf.id]
+                    self.listen("text", lf.marker, [((), after.name, ("open_bare_call",))], Act(lf), needs_name=True)
+                continue
+            self._fork(g)
+
+    def _fork(self, group: list[tuple[Layout, Leaf]]) -> None:
+        cands: list[ForkCandidate] = []
+        for layout, lf in group:
+            if lf.kind != "block_open":
+                raise GrammarError(f"dialect {layout.dialect.name}: a bare block's first marker {lf.label()!r} is shared with another dialect")
+            after = layout.after[lf.id]
+            follow = [x for x in after.follow if x.marker is not None]
+            decider = Matcher([Entry(f"decide:{x.label()}", x.marker) for x in follow if x.marker is not None])
+            cands.append(ForkCandidate(layout.dialect.name, lf.spec, decider, lf.marker))
+        for i, a in enumerate(cands):
+            for b in cands[i + 1 :]:
+                for ea in a.decider.entries:
+                    for eb in b.decider.entries:
+                        if _cross_match(ea.marker, eb.marker):
+                            raise GrammarError(
+                                f"overlapping lookahead choices after the shared opener {group[0][1].label()!r}: "
+                                f"{a.dialect} and {b.dialect} both accept {ea.marker.shown()!r}/{eb.marker.shown()!r} next"
+                            )
+        label = group[0][1].label()
+        fork = Fork(label, tuple(cands))
+        if not self.forks:
+            self.states += tag.FORK_STATES
+            self.rules += tag.FORK_RULES
+        self.forks.append(fork)
+        pattern = "|".join(f"(?:{lf.marker.pattern})" for _l, lf in group if lf.marker is not None)
+        examples = tuple(ex for _l, lf in group if lf.marker is not None for ex in lf.marker.examples)
+        shared = Marker(pattern, examples, label)
+        self.listen("text", shared, [((), "fork", ("fork_begin",))], fork, key=f"fork:text:{label}")
+        for n, c in enumerate(cands):
+            layout = next(l for l, _ in group if l.dialect.name == c.dialect)
+            lf = next(x for l, x in group if l is layout)
+            dest = layout.after[lf.id].name
+            gname = f"fork_is:{c.dialect}"
+            self.guards[gname] = _fork_guard(c.dialect)
+            self.rules += on("fork", ALL, dest, "fork_bind", "reprocess", when=[gname], rank=RANK_HIT + n)
+
+    def _finish(self, layouts: tuple[Layout, ...]) -> Machine:
+        names = [s.name for s in self.states]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise GrammarError(f"state {sorted(dup)[0]!r} is declared twice (two regions or dialects name it)")
+        # matchers
+        matchers = {o: Matcher([e for e, _ in es]) for o, es in self.entries.items()}
+        scoped = {o: {sc: Matcher([e for e, _ in es]) for sc, es in by.items()} for o, by in self.scoped_entries.items()}
+        # start characters → classes
+        starts: dict[str, set[str]] = {}
+        for o, m in matchers.items():
+            starts.setdefault(o, set()).update(m.start_chars)
+        for o, by in scoped.items():
+            for m in by.values():
+                starts.setdefault(o, set()).update(m.start_chars)
+        classes = dict(CLASSES)
+        class_of = {c: name for name, chars in CLASSES.items() for c in chars}
+        for chars in starts.values():
+            for c in sorted(chars):
+                if c not in class_of:
+                    name = f"u{ord(c):04x}"
+                    classes[name] = c
+                    class_of[c] = name
+        triggers = tuple(classes) + (OTHER,)
+        start_classes = {o: tuple(sorted({class_of[c] for c in chars}, key=triggers.index)) for o, chars in starts.items()}
+        # hit rows out of maybe_tag, in listen order
+        rank = RANK_HIT
+        for o, es in list(self.entries.items()) + [(o, e) for o, by in self.scoped_entries.items() for e in by.values()]:
+            for entry, rows in es:
+                self.guards[entry.key] = _hit_guard(entry.key)
+                for extra, dest, actions in rows:
+                    self.rules += on("maybe_tag", ALL, dest, *actions, when=[entry.key, *extra], rank=rank)
+                    rank += 1
+                    for g in extra:
+                        if g.startswith("case:") and g not in self.guards:
+                            self.guards[g] = _case_guard(g[len("case:"):])
+        # where a dead tag returns
+        sinks = {s.name: s.sink for s in self.states if s.sink}
+        ret = RANK_RETURN
+        origins = set(self.entries) | set(self.scoped_entries) | {r.source for r in self.rules if r.dest == "maybe_tag"}
+        for s in self.states:
+            if s.name not in origins:
+                continue
+            g = f"from:{s.name}"
+            self.guards[g] = _from_guard(s.name)
+            if s.sink:
+                self.rules += on("maybe_tag", ALL, s.name, "tag_reject", "reprocess", when=[g], rank=ret)
+                if not s.in_block:
+                    self.rules += on("maybe_tag", [EOF_TRIGGER], s.name, "tag_release_eof", when=[g], rank=ret)
+            ret += 1
+        for layout in layouts:
+            for pos in layout.positions:
+                if pos.can_end:
+                    g = f"from:{pos.name}"
+                    self.rules += on("maybe_tag", ALL, "text", "end_bare_block", "reprocess", when=[g], rank=ret)
+                    self.rules += on("maybe_tag", [EOF_TRIGGER], "text", "end_bare_block", when=[g], rank=ret)
+                    ret += 1
+        transitions = _expand(self.rules, triggers, start_classes)
+        decl = Declaration(tuple(self.states), tuple(transitions), "text", classes)
+        ns: dict[str, Any] = dict(self.guards)
+        ns["SINKS"] = sinks
+        ns["__module__"] = __name__
+        model = type("Model", tuple(self.models), ns)
+        validate(decl, model)
+        _check_rule2(decl, matchers, scoped, start_classes, classes)
+        return Machine(decl, model, matchers, scoped, layouts, self.listens, self.forks, self.hits)
+
+
+def tag_region() -> Region:
+    return Region("tag", tag.STATES, tag.RULES, None)
+
+
+def _expand(rules: Iterable[Rule | Transition], triggers: tuple[str, ...], start: dict[str, tuple[str, ...]]) -> list[Transition]:
+    out: list[Transition] = []
+    for r in rules:
+        if isinstance(r, Transition):
+            out.append(r)
+            continue
+        for t in r.triggers.expand(triggers, start.get(r.source, ())):
+            out.append(Transition(t, r.source, r.dest, r.guards, r.actions, r.rank))
+    return out
+
+
+def _hit_guard(key: str) -> Callable[[Any, str], bool]:
+    def guard(self: Any, ch: str) -> bool:
+        return bool(self.hit_key(ch) == key)
+
+    guard.__name__ = key
+    return guard
+
+
+def _from_guard(state: str) -> Callable[[Any, str], bool]:
+    def guard(self: Any, ch: str) -> bool:
+        return bool(self.origin == state)
+
+    guard.__name__ = f"from:{state}"
+    return guard
+
+
+def _fork_guard(dialect: str) -> Callable[[Any, str], bool]:
+    def guard(self: Any, ch: str) -> bool:
+        return bool(self.fork_choice(ch) == dialect)
+
+    guard.__name__ = f"fork_is:{dialect}"
+    return guard
+
+
+def _case_guard(spec_name: str) -> Callable[[Any, str], bool]:
+    from callsieve.regions.value import chosen
+
+    def guard(self: Any, ch: str) -> bool:
+        hit = self._hit(ch)
+        specs = getattr(hit.entry.data, "values")
+        return bool(chosen(specs, hit.fields).name == spec_name)
+
+    guard.__name__ = f"case:{spec_name}"
+    return guard
+
+
+def _cross_match(a: Marker | None, b: Marker | None) -> bool:
+    import regex
+
+    if a is None or b is None:
+        return False
+    pa, pb = regex.compile(a.pattern), regex.compile(b.pattern)
+    return any(pb.fullmatch(ex) for ex in a.examples) or any(pa.fullmatch(ex) for ex in b.examples)
+
+
+#: States whose self-loops scan in bulk and to which a dead tag returns: rule 2 holds there.
+def _check_rule2(decl: Declaration, matchers: dict[str, Matcher], scoped: dict[str, dict[str, Matcher]],
+                 start_classes: dict[str, tuple[str, ...]], classes: dict[str, str]) -> None:
+    import regex
+
+    sinks = {s.name for s in decl.states if s.sink}
+    for state in sinks:
+        chars = "".join(classes[c] for c in start_classes.get(state, ()))
+        ms = [matchers[state]] if state in matchers else list(scoped.get(state, {}).values())
+        for m in ms:
+            for e in m.entries:
+                partial = regex.compile(e.marker.pattern)
+                for ex in e.marker.examples:
+                    for k in range(1, len(ex)):
+                        for s in chars:
+                            if partial.fullmatch(ex[:k] + s, partial=True):
+                                raise GrammarError(
+                                    f"marker {e.marker.shown()!r} listened for in {state}: a start character {s!r} of "
+                                    f"{state} can continue {ex[:k]!r} (rule 2: markers may contain the start characters "
+                                    "of their context only at their first position)"
+                                )
 
 
 @lru_cache(maxsize=64)
-def declare(dialects: tuple[Dialect, ...]) -> Declaration:
-    """The machine for these dialects: the core plus the body grammars they use."""
-    from callsieve.context import Context
-    from callsieve.grammar.bodies import BODIES
+def compose(dialects: tuple[Dialect, ...], think: bool = True) -> Machine:
+    """The machine for these dialects (and the reasoning region unless ``think=False``)."""
+    return _Composer(dialects, think).compose()
 
-    states = list(CORE_STATES)
-    transitions = _core_transitions()
-    for name in _bodies(dialects):
-        body_states, body_transitions = BODIES[name]()
-        states += body_states
-        transitions += body_transitions
-    decl = Declaration(tuple(states), tuple(transitions))
-    validate(decl, Context)
-    return decl
+
+def declare(dialects: tuple[Dialect, ...], think: bool = True) -> Declaration:
+    """The declaration of :func:`compose` (states and transitions as data)."""
+    return compose(dialects, think).decl
 
 
 def build_machine(decl: Declaration, model: Any, initial: str | None = None, graph: bool = False) -> Any:
@@ -223,6 +447,9 @@ def build_machine(decl: Declaration, model: Any, initial: str | None = None, gra
         from transitions.extensions import GraphMachine
 
         return GraphMachine(graph_engine="graphviz", show_conditions=True, **kwargs)
-    from transitions import Machine
+    from transitions import Machine as TMachine
 
-    return Machine(**kwargs)
+    return TMachine(**kwargs)
+
+
+_ = (JsonValue, START, Triggers, ModelBase)

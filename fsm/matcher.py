@@ -28,54 +28,54 @@ from typing import Any
 
 import regex
 
-from callsieve.grammar.api import MAX_TAG_CHARS, START_CHARS, Dialect, Kind, Marker, tag_fields
+from callsieve.grammar.api import MAX_TAG_CHARS, Marker, first_chars, tag_fields
 
 DEAD, VIABLE, COMPLETE = 0, 1, 2
 
 _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
-#: How a pattern may spell "one start character" as its first atom.
-_START_ATOMS = tuple(
-    sorted({"[" + START_CHARS + "]", "[" + re.escape(START_CHARS) + "]", *START_CHARS, *(re.escape(c) for c in START_CHARS)}, key=len, reverse=True)
-)
 #: Entries kept in a matcher's classify memo before it is cleared.
 _MEMO_LIMIT = 1024
 #: Chunk tails up to this long are checked through the memo.
 _MEMO_TAIL = 16
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Entry:
-    kind: Kind
-    dialect: Dialect | None
+    """One marker a context listens for. ``key`` is the name of the guard that is true
+    when the held tag completes this entry; ``data`` is what the actions read (the
+    composer's listen rule: leaf, dialect, candidates of a shared opener)."""
+
+    key: str
     marker: Marker
+    data: object = None
+    #: An open that must carry a name (call or parameter): without one it is no marker.
+    needs_name: bool = False
 
 
 @dataclass(frozen=True)
 class Hit:
-    """A complete marker: what it is, from which dialect, and what it carried."""
+    """A complete marker: which entry, and what it carried."""
 
-    kind: Kind
-    dialect: Dialect | None
+    entry: Entry
     fields: dict[str, str]
-    marker: Marker
 
 
 class Matcher:
     def __init__(self, entries: list[Entry]) -> None:
         self.entries = tuple(entries)
         self._memo: dict[str, tuple[int, Hit | None]] = {}
+        #: The characters a marker of this context can begin with (rule 2, per context).
+        self.start_chars = "".join(sorted({c for e in entries for c in e.marker.start_chars()}))
         if entries:
             alts = "|".join(f"(?P<M{i}>{e.marker.pattern})" for i, e in enumerate(entries))
             self._partial: Any = regex.compile(alts)
             plain = [_NAMED_GROUP.sub("(?:", e.marker.pattern) for e in entries]
-            self.full_pattern = "|".join(f"(?:{p})" for p in plain)
-            self.scan_rest, self.scan_other = _factored(plain)
+            self.scan_rest, self.scan_other = _factored(plain, self.start_chars)
         else:
             self._partial = None
-            self.full_pattern = ""
             self.scan_rest = self.scan_other = ""
 
-    def scan_pattern(self, stop_chars: str = "", start_chars: str = START_CHARS) -> str:
+    def scan_pattern(self, stop_chars: str = "", start_chars: str | None = None) -> str:
         """A pattern matching at every stop character and at least wherever a marker
         matches: one leading character class (``re`` skips ahead to it quickly), then
         lookbehinds decide which kind of stop it is.
@@ -83,6 +83,8 @@ class Matcher:
         ``start_chars``: a subset of the start characters, for text known to hold no
         other (``"<"`` alone gives ``re`` a literal prefix, several times faster).
         """
+        if start_chars is None:
+            start_chars = self.start_chars
         start = re.escape(start_chars)
         start_class = start if len(start_chars) == 1 else f"[{start}]"
         parts = []
@@ -118,10 +120,10 @@ class Matcher:
             return VIABLE, None
         entry = next(e for i, e in enumerate(self.entries) if m.group(f"M{i}") is not None)
         fields = tag_fields(m)
-        if entry.kind in (Kind.CALL_OPEN, Kind.PARAM_OPEN) and not fields.get("name"):
+        if entry.needs_name and not fields.get("name"):
             # An open without a name is not a marker we can act on.
             return DEAD, None
-        return COMPLETE, Hit(entry.kind, entry.dialect, fields, entry.marker)
+        return COMPLETE, Hit(entry, fields)
 
     def tail_viable(self, s: str, k: int) -> bool:
         """Whether ``s[k:]`` may still become a marker in the next chunk.
@@ -138,15 +140,34 @@ class Matcher:
             return self.classify(s[k:])[0] != DEAD
         return self._partial.fullmatch(s, k, partial=True) is not None
 
-    def kinds(self) -> set[Kind]:
-        return {e.kind for e in self.entries}
+
+def _lead_atom(p: str, start_chars: str) -> str | None:
+    """The pattern's first atom when it is one start character or a class of them."""
+    if not p:
+        return None
+    if p[0] == "\\":
+        atom = p[:2]
+    elif p[0] == "[":
+        j = 1
+        while j < len(p) and p[j] != "]":
+            j += 2 if p[j] == "\\" else 1
+        atom = p[: j + 1]
+    elif p[0] in "()|?*+{.^$":
+        return None
+    else:
+        atom = p[0]
+    chars = first_chars(atom)
+    if not chars or not chars <= set(start_chars):
+        return None
+    return atom
 
 
-def _factored(patterns: list[str]) -> tuple[str, str]:
+def _factored(patterns: list[str], start_chars: str) -> tuple[str, str]:
     """Split marker patterns into what follows a leading start character, and the rest.
 
-    Returns ``(rest, other)``: ``[<＜]`` + ``rest`` matches at least wherever a pattern
-    whose first atom is a start character matches (rule 2 of :mod:`grammar.api`), and
+    Returns ``(rest, other)``: ``[<＜]`` + ``rest`` (the context's start characters)
+    matches at least wherever a pattern whose first atom is a start character matches
+    (rule 2 of :mod:`callsieve.grammar.api`), and
     ``other`` is the alternation of the patterns that could not be split. Folding ``<``
     and ``＜`` together can only add matches (``＜![CDATA[``), never lose one; a false
     stop costs one step through ``maybe_tag``, which rejects it. With one start class
@@ -155,7 +176,7 @@ def _factored(patterns: list[str]) -> tuple[str, str]:
     rests: list[str] = []
     others: list[str] = []
     for p in patterns:
-        atom = next((a for a in _START_ATOMS if p.startswith(a)), None)
+        atom = _lead_atom(p, start_chars)
         if atom is None or p[len(atom) : len(atom) + 1] in ("?", "*", "+", "{") or _top_level_bar(p):
             others.append(f"(?:{p})")
         else:

@@ -9,23 +9,23 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from callsieve.context import Context
-from callsieve.declare import CLASSES, EOF_TRIGGER, OTHER, OVERFLOW, Declaration
+from callsieve.declare import Declaration
+from callsieve.grammar.states import EOF_TRIGGER, OTHER, OVERFLOW
 from callsieve.machine import build_machine
+from callsieve.regions import ModelBase
 
 # transitions logs every trigger; keep that out of test output and time.
 logging.getLogger("transitions").setLevel(logging.WARNING)
 
-# Built here from the declaration, not shared with the compiled runner, so that a
-# mistake in the compiled runner's character table cannot hide in both.
-CLASS_OF: dict[str, str] = {ch: name for name, chars in CLASSES.items() for ch in chars}
-
 
 class ReferenceRunner:
-    def __init__(self, decl: Declaration, ctx: Context, initial: str | None = None) -> None:
+    def __init__(self, decl: Declaration, ctx: ModelBase, initial: str | None = None) -> None:
         self.ctx = ctx
         self.machine: Any = build_machine(decl, ctx, initial=initial)
         self.base = 0
+        # Built here from the declaration's classes, not shared with the compiled
+        # runner, so that a mistake in the compiled runner's table cannot hide in both.
+        self.class_of = {ch: name for name, chars in decl.classes.items() for ch in chars}
 
     def feed(self, s: str) -> None:
         self._run(s, self.base)
@@ -37,7 +37,7 @@ class ReferenceRunner:
         while i < len(s):
             ch = s[i]
             ctx.pos = base + i
-            ctx.trigger(CLASS_OF.get(ch, OTHER), ch)
+            ctx.trigger(self.class_of.get(ch, OTHER), ch)
             redo, ctx.redo = ctx.redo, False
             if ctx.pushback:
                 pb, ctx.pushback = ctx.pushback, ""

@@ -7,16 +7,14 @@ from functools import lru_cache
 from typing import Any, Iterable
 
 from callsieve.compiler import CompiledMachine, CompiledRunner, compile_machine
-from callsieve.context import Config, Context
 from callsieve.errors import FeedAfterCloseError
 from callsieve.events import Diagnostic, Event, Reasoning, Text, ToolCall
-from callsieve.machine import declare
-from callsieve.matcher import Entry, Matcher
-from callsieve.reference import ReferenceRunner
-from callsieve.schema import load_tools
-from callsieve.grammar import cdata, reasoning
-from callsieve.grammar.api import Dialect, Kind
+from callsieve.grammar.api import Dialect
 from callsieve.grammar.registry import resolve
+from callsieve.machine import Machine, compose
+from callsieve.reference import ReferenceRunner
+from callsieve.regions import Config, ModelBase
+from callsieve.schema import load_tools
 
 DEFAULT_MAX_BLOCK_CHARS = 1 << 24
 
@@ -26,42 +24,10 @@ _POLICIES = {
 }
 
 
-def _entries(d: Dialect, *kinds: Kind) -> list[Entry]:
-    return [Entry(m.kind, d, m) for m in d.markers if m.kind in kinds]
-
-
 @lru_cache(maxsize=64)
-def matchers(dialects: tuple[Dialect, ...], think: bool) -> tuple[dict[str, Matcher], dict[str, dict[str, Matcher]]]:
-    """The matchers of every context: ``(by text context, by dialect → by block context)``.
-
-    Public so that tools reading the machine (diagrams, audits) see the same markers the
-    runners do.
-    """
-    think_entries = [Entry(m.kind, None, m) for m in reasoning.MARKERS] if think else []
-    openers = [e for d in dialects for e in _entries(d, Kind.BLOCK_OPEN)]
-    openers += [e for d in dialects if d.bare_calls for e in _entries(d, Kind.CALL_OPEN)]
-    text = {
-        "text": Matcher(think_entries + openers),
-        "in_reasoning": Matcher([e for e in think_entries if e.kind is Kind.THINK_CLOSE]),
-    }
-    blocks: dict[str, dict[str, Matcher]] = {}
-    for d in dialects:
-        value = _entries(d, Kind.PARAM_CLOSE)
-        if d.value.cdata:
-            value.append(Entry(Kind.CDATA_OPEN, d, cdata.CDATA_OPEN))
-        blocks[d.name] = {
-            "in_block": Matcher(_entries(d, Kind.CALL_OPEN, Kind.BLOCK_CLOSE)),
-            "in_call": Matcher(_entries(d, Kind.PARAM_OPEN, Kind.CALL_CLOSE, Kind.BLOCK_CLOSE)),
-            "in_param": Matcher(value),
-            "after_close": Matcher(_entries(d, Kind.PARAM_OPEN, Kind.CALL_CLOSE, Kind.BLOCK_CLOSE)),
-            "json_value": Matcher(_entries(d, Kind.PARAM_CLOSE)),
-        }
-    return text, blocks
-
-
-@lru_cache(maxsize=64)
-def _compiled(dialects: tuple[Dialect, ...]) -> CompiledMachine:
-    return compile_machine(declare(dialects))
+def compiled(machine: Machine) -> CompiledMachine:
+    """The compiled runner's table for a composed machine (shared by every sieve)."""
+    return compile_machine(machine)
 
 
 class Sieve:
@@ -70,7 +36,8 @@ class Sieve:
     ``feed(chunk)`` returns the events that chunk decided; ``close()`` decides what is
     still held (a partial marker, an unterminated block) and ends the stream.
 
-    dialects: names from ``callsieve.DIALECTS`` (None: all of them).
+    dialects: names from ``callsieve.DIALECTS`` or registered ones, or ``Dialect``
+      objects (None: every built-in dialect).
     tools: OpenAI tool schemas; values are typed by them, unknown tools reported.
     on_malformed: a malformed or unterminated block becomes ``"text"`` (default),
       is dropped (``"drop"``: its input rides on the Diagnostic's ``raw``) or raises
@@ -105,23 +72,25 @@ class Sieve:
         if not isinstance(max_block_chars, int) or max_block_chars < 1:
             raise ValueError("max_block_chars must be a positive int")
         self.dialects = resolve(dialects)
-        text_m, block_m = matchers(self.dialects, bool(reasoning))
+        self.machine = compose(self.dialects, bool(reasoning))
         config = Config(
-            text_matchers=text_m,
-            block_matchers=block_m,
+            matchers=self.machine.matchers,
+            scoped=self.machine.scoped,
             tools=load_tools(tools),
             on_malformed=on_malformed,
             unknown_tool=unknown_tool,
             max_block_chars=max_block_chars,
             id_prefix=id_prefix,
         )
-        self._ctx = Context(config)
+        self._ctx: ModelBase = self.machine.model(config)
         initial = "in_reasoning" if start_in_reasoning else "text"
+        if initial not in self.machine.decl.state_names():
+            raise ValueError("start_in_reasoning=True needs reasoning=True")
         self._runner: CompiledRunner | ReferenceRunner
         if runner == "reference":
-            self._runner = ReferenceRunner(declare(self.dialects), self._ctx, initial)
+            self._runner = ReferenceRunner(self.machine.decl, self._ctx, initial)
         else:
-            self._runner = CompiledRunner(_compiled(self.dialects), self._ctx)
+            self._runner = CompiledRunner(compiled(self.machine), self._ctx)
             self._ctx.state = initial
         self._closed = False
 

@@ -1,6 +1,46 @@
-"""The dialects callsieve understands, and the API for teaching it new ones."""
+"""The dialects callsieve understands, and the API for teaching it new ones.
 
-from callsieve.grammar.api import Dialect, Kind, Marker, ValueStyle, validate
-from callsieve.grammar.registry import REGISTRY, resolve
+Pure data: nothing here imports the engine. ``api`` holds the structure vocabulary
+(markers, blocks, calls, parameters, value bodies), ``states`` the vocabulary of states
+and transitions a dialect's own region is written in, ``registry`` the built-in
+dialects by name (and ``register`` for yours).
+"""
 
-__all__ = ["Dialect", "Kind", "Marker", "ValueStyle", "validate", "REGISTRY", "resolve"]
+from callsieve.grammar.api import (
+    Block,
+    Call,
+    Choose,
+    Dialect,
+    JsonValue,
+    Many,
+    Marker,
+    Param,
+    Raw,
+    Seq,
+    ValueStyle,
+    validate,
+)
+from callsieve.grammar.errors import GrammarError, UnknownDialectError
+from callsieve.grammar.registry import REGISTRY, register, resolve
+from callsieve.grammar.states import Region
+
+__all__ = [
+    "Block",
+    "Call",
+    "Choose",
+    "Dialect",
+    "JsonValue",
+    "Many",
+    "Marker",
+    "Param",
+    "Raw",
+    "Seq",
+    "ValueStyle",
+    "Region",
+    "validate",
+    "GrammarError",
+    "UnknownDialectError",
+    "REGISTRY",
+    "register",
+    "resolve",
+]

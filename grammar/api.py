@@ -1,66 +1,78 @@
 """The grammar API: what a dialect declares, and how a declaration is checked.
 
-A dialect is data. It names the markers of its tool-call block (block, call and
-parameter opens and closes, optional CDATA) as regular expressions over one complete
-tag, gives concrete literal examples of each (every variant it accepts, used by the
-property tests and the diagrams), and says how a parameter value is decoded. The
-engine never branches on a dialect's name: it only reads these fields.
+A dialect is data. It declares its *structure*: the markers of its tool-call blocks
+(regular expressions over one complete tag, each with literal examples of every variant
+it accepts) arranged by a few combinators that say what may follow what, and where each
+call's name and each parameter's key and value come from. The engine compiles that
+structure into states of its one machine (``callsieve.machine``); it never branches on
+a dialect's name or on a dialect's attribute spelling.
+
+Structure::
+
+    Block(open, body, close)        the held unit: its raw text is kept, its calls are
+                                    emitted when it ends, it is released as text when
+                                    malformed. open=None: a *bare* block, opened by the
+                                    first marker of its body standing in prose; with
+                                    close_optional=True it also ends, complete, where
+                                    the grammar stops.
+    Call(open, *items, close)       one call; its name is the ``name`` group (or
+                                    ``name`` attribute) of its open marker
+    Param(open, value)              one argument; its key is the open marker's ``name``
+    Many(node, min=0)               repetition; Seq(*nodes) for a plain sequence
+    Raw(close, style)               a value as raw text; its close ends it only where
+                                    the grammar allows what follows (after-close
+                                    lookahead: the confirm set is derived from the
+                                    structure, never written by hand)
+    JsonValue(close)                a JSON value: a close inside a string or before
+                                    the value's brackets balance is data
+    Choose(field, cases, default)   the value body chosen by an attribute of the
+                                    parameter's open marker (DSML ``string="false"``)
 
 Rules every marker pattern obeys (checked by :func:`validate`, errors name the rule):
 
 1. it compiles under both ``re`` (bulk scans) and ``regex`` (partial matching);
-2. it begins with a *start character* and no start character can occur later in a
-   match: a failed attempt at a marker then never hides a marker that starts inside
-   it, which is what lets the compiled runner skip ahead without re-reading;
-3. every example literal fully matches its pattern, and stays within ``MAX_TAG_CHARS``.
+2. in a context that scans prose or a value in bulk, no start character of that context
+   can occur after a marker's first character: a failed attempt at a marker then never
+   hides a marker that starts inside it, which is what lets the compiled runner skip
+   ahead without re-reading (checked per context when the machine is composed);
+3. every example literal fully matches its pattern and stays within ``MAX_TAG_CHARS``;
+   the first characters of the examples are the marker's start characters.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from enum import Enum
-from typing import Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping, Union
 
 import regex
 
+from callsieve.grammar.errors import GrammarError
+from callsieve.grammar.states import Region
+
 #: Longest tag the matcher will hold while deciding; longer is never a marker.
 MAX_TAG_CHARS = 256
-
-#: Characters that may begin a marker. ``＜`` (U+FF1C) is the fullwidth form seen in
-#: leaked DSML; it is a start character for every dialect so that none can hide it.
-START_CHARS = "<\uff1c"
-
-
-class Kind(str, Enum):
-    """What a recognised marker is, structurally."""
-
-    THINK_OPEN = "think_open"
-    THINK_CLOSE = "think_close"
-    BLOCK_OPEN = "block_open"
-    BLOCK_CLOSE = "block_close"
-    CALL_OPEN = "call_open"
-    CALL_CLOSE = "call_close"
-    PARAM_OPEN = "param_open"
-    PARAM_CLOSE = "param_close"
-    CDATA_OPEN = "cdata_open"
 
 
 @dataclass(frozen=True)
 class Marker:
     """One marker: a pattern over a complete tag, and literal examples of it.
 
-    Named groups the engine reads: ``name`` (call or parameter name), ``attrs``
-    (an attribute list parsed for ``name`` and ``string``).
+    Named groups the engine reads: ``name`` (a call's name or a parameter's key),
+    ``attrs`` (an attribute list, parsed into fields: ``name``, ``string``, ...).
     """
 
-    kind: Kind
     pattern: str
     examples: tuple[str, ...]
     label: str = ""
 
     def shown(self) -> str:
         return self.label or self.examples[0]
+
+    def start_chars(self) -> str:
+        """The characters a match can begin with, read off the pattern's first atom."""
+        got = first_chars(self.pattern)
+        return "".join(sorted(got)) if got else ""
 
 
 @dataclass(frozen=True)
@@ -79,29 +91,187 @@ class ValueStyle:
     cdata: bool = False
 
 
+# ------------------------------------------------------------------ structure
+@dataclass(frozen=True)
+class Raw:
+    """A raw-text value ended by ``close`` where the grammar allows what follows."""
+
+    close: Marker
+    style: ValueStyle = ValueStyle()
+
+
+@dataclass(frozen=True)
+class JsonValue:
+    """A JSON value ended by ``close`` once its strings and brackets are closed.
+
+    The text is decoded as strict JSON when the parameter ends; text that is not JSON
+    stays a string, with a ``type_mismatch`` Diagnostic.
+    """
+
+    close: Marker
+
+
+@dataclass(frozen=True)
+class Choose:
+    """The value body picked by an attribute (field) of the parameter's open marker."""
+
+    field: str
+    cases: tuple[tuple[str, "Body"], ...]
+    default: "Body"
+
+    def pick(self, fields: Mapping[str, str]) -> "Body":
+        got = fields.get(self.field, "").lower()
+        for value, body in self.cases:
+            if got == value:
+                return body
+        return self.default
+
+    def bodies(self) -> tuple["Body", ...]:
+        return tuple(b for _, b in self.cases) + (self.default,)
+
+
+Body = Union[Raw, JsonValue]
+Value = Union[Raw, JsonValue, Choose]
+
+
+@dataclass(frozen=True)
+class Param:
+    open: Marker
+    value: Value
+
+
+@dataclass(frozen=True)
+class Many:
+    item: "Node"
+    min: int = 0
+
+
+@dataclass(frozen=True)
+class Seq:
+    items: tuple["Node", ...]
+
+    def __init__(self, *items: "Node") -> None:
+        object.__setattr__(self, "items", tuple(items))
+
+
+@dataclass(frozen=True)
+class Call:
+    open: Marker
+    items: tuple["Node", ...]
+    close: Marker
+
+    def __init__(self, open: Marker, *items: "Node", close: Marker) -> None:
+        object.__setattr__(self, "open", open)
+        object.__setattr__(self, "items", tuple(items))
+        object.__setattr__(self, "close", close)
+
+
+Node = Union[Marker, Param, Many, Seq, Call]
+
+
+@dataclass(frozen=True)
+class Block:
+    """The held unit. ``open=None``: bare (see the module docstring)."""
+
+    open: Marker | None
+    body: Node
+    close: Marker | None
+    close_optional: bool = False
+    #: Distinguishes the states of several blocks of one dialect ("" for the first).
+    name: str = ""
+
+
 @dataclass(frozen=True)
 class Dialect:
     name: str
     title: str
-    markers: tuple[Marker, ...]
-    value: ValueStyle = ValueStyle()
-    #: Body grammars this dialect uses besides raw text (e.g. ``"json"`` for
-    #: DSML ``string="false"`` values). Each adds its states to the machine.
-    bodies: tuple[str, ...] = ()
-    #: A call open may stand in prose without its block (DeepSeek V4 falling back to
-    #: text, sglang#40236 "bare invoke"): it opens an implied block, which ends with
-    #: the last call when what follows is not grammar.
-    bare_calls: bool = False
+    blocks: tuple[Block, ...]
+    #: Regions of states of the dialect's own (see ``callsieve.grammar.states.Region``).
+    regions: tuple[Region, ...] = ()
     #: Example of a whole, well-formed block (docs, demo, tests).
     sample: str = ""
-    #: Build a well-formed block from (name, [(key, raw_value, is_json)]) calls;
-    #: used by property tests to generate inputs in this dialect.
-    render: Callable[[list[tuple[str, list[tuple[str, str, bool]]]]], str] | None = field(
+    #: Build well-formed input from (name, [(key, raw_value, is_json)]) calls; used by
+    #: property tests to generate documents in this dialect.
+    render: Callable[[list[tuple[str, list[tuple[str, str, bool]]]], int], str] | None = field(
         default=None, compare=False
     )
 
-    def of(self, kind: Kind) -> tuple[Marker, ...]:
-        return tuple(m for m in self.markers if m.kind is kind)
+    # -- reading the structure (for tools and tests; the engine compiles it itself)
+    def markers(self) -> Iterator[Marker]:
+        """Every marker of the structure, each once, in declaration order."""
+        seen: list[Marker] = []
+        for m in _walk_markers(self.blocks):
+            if m not in seen:
+                seen.append(m)
+                yield m
+
+    def values(self) -> Iterator[Body]:
+        """Every value body of the structure."""
+        for n in _walk(self.blocks):
+            if isinstance(n, Param):
+                yield from (n.value.bodies() if isinstance(n.value, Choose) else (n.value,))
+
+    def markers_by_role(self) -> dict[str, tuple[Marker, ...]]:
+        """The markers of each structural role: ``block_open``, ``block_close``,
+        ``call_open``, ``call_close``, ``param_open``, ``value_close``."""
+        roles: dict[str, list[Marker]] = {k: [] for k in ("block_open", "block_close", "call_open", "call_close", "param_open", "value_close")}
+
+        def add(role: str, m: Marker | None) -> None:
+            if m is not None and m not in roles[role]:
+                roles[role].append(m)
+
+        for n in _walk(self.blocks):
+            if isinstance(n, Block):
+                add("block_open", n.open)
+                add("block_close", n.close)
+            elif isinstance(n, Call):
+                add("call_open", n.open)
+                add("call_close", n.close)
+            elif isinstance(n, Param):
+                add("param_open", n.open)
+        for m in self.value_closes():
+            add("value_close", m)
+        return {k: tuple(v) for k, v in roles.items()}
+
+    def value_closes(self) -> tuple[Marker, ...]:
+        out: list[Marker] = []
+        for b in self.values():
+            if b.close not in out:
+                out.append(b.close)
+        return tuple(out)
+
+    def has_json_values(self) -> bool:
+        return any(isinstance(b, JsonValue) for b in self.values())
+
+    def has_cdata(self) -> bool:
+        return any(isinstance(b, Raw) and b.style.cdata for b in self.values())
+
+
+def _walk(nodes: object) -> Iterator[object]:
+    if isinstance(nodes, tuple):
+        for n in nodes:
+            yield from _walk(n)
+        return
+    yield nodes
+    if isinstance(nodes, Block):
+        yield from _walk(tuple(x for x in (nodes.open, nodes.body, nodes.close) if x is not None))
+    elif isinstance(nodes, Call):
+        yield from _walk((nodes.open, *nodes.items, nodes.close))
+    elif isinstance(nodes, Param):
+        yield from _walk((nodes.open,))
+    elif isinstance(nodes, Many):
+        yield from _walk((nodes.item,))
+    elif isinstance(nodes, Seq):
+        yield from _walk(nodes.items)
+
+
+def _walk_markers(blocks: tuple[Block, ...]) -> Iterator[Marker]:
+    for n in _walk(blocks):
+        if isinstance(n, Marker):
+            yield n
+        elif isinstance(n, Param):
+            for b in n.value.bodies() if isinstance(n.value, Choose) else (n.value,):
+                yield b.close
 
 
 _ATTR = re.compile(r"""([\w:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
@@ -128,38 +298,94 @@ def tag_fields(match: "re.Match[str] | regex.Match[str]") -> dict[str, str]:
     return out
 
 
-def validate(dialect: Dialect) -> None:
-    """Raise :class:`callsieve.GrammarError` naming the marker and the rule it breaks."""
-    # Imported here: grammar must import without pulling in the engine first.
-    from callsieve.errors import GrammarError
+def _names_something(m: Marker) -> bool:
+    return "(?P<name>" in m.pattern or "(?P<attrs>" in m.pattern
 
+
+def validate(dialect: Dialect) -> None:
+    """Raise :class:`GrammarError` naming the dialect, the marker and the rule it breaks."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", dialect.name):
         raise GrammarError(f"dialect name {dialect.name!r}: use lower_snake_case")
-    kinds = {m.kind for m in dialect.markers}
-    for need in (Kind.BLOCK_OPEN, Kind.BLOCK_CLOSE, Kind.CALL_OPEN, Kind.PARAM_OPEN, Kind.PARAM_CLOSE):
-        if need not in kinds:
-            raise GrammarError(f"dialect {dialect.name}: no {need.value} marker")
-    for m in dialect.markers:
-        where = f"dialect {dialect.name}, {m.kind.value} marker {m.pattern!r}"
-        try:
-            re.compile(m.pattern)
-            partial = regex.compile(m.pattern)
-        except (re.error, regex.error) as e:
-            raise GrammarError(f"{where}: does not compile: {e}") from None
-        if not m.examples:
-            raise GrammarError(f"{where}: give at least one example literal")
-        for ex in m.examples:
-            if not partial.fullmatch(ex):
-                raise GrammarError(f"{where}: example {ex!r} does not match")
-            if len(ex) > MAX_TAG_CHARS:
-                raise GrammarError(f"{where}: example {ex!r} is longer than {MAX_TAG_CHARS}")
-            if ex[0] not in START_CHARS:
-                raise GrammarError(f"{where}: example {ex!r} must begin with one of {START_CHARS!r}")
-            # Rule 2: no start character may continue a match.
-            for k in range(1, len(ex)):
-                for s in START_CHARS:
-                    if partial.fullmatch(ex[:k] + s, partial=True):
-                        raise GrammarError(
-                            f"{where}: a start character {s!r} can continue {ex[:k]!r}; "
-                            "markers may contain start characters only at their first position"
-                        )
+    if not dialect.blocks:
+        raise GrammarError(f"dialect {dialect.name}: declares no block")
+    for n in _walk(dialect.blocks):
+        if isinstance(n, Call) and not _names_something(n.open):
+            raise GrammarError(
+                f"dialect {dialect.name}: call without a name: call open {n.open.shown()!r} has no "
+                "(?P<name>...) group or attribute list to take the name from"
+            )
+        if isinstance(n, Param) and not _names_something(n.open):
+            raise GrammarError(
+                f"dialect {dialect.name}: parameter without a key: parameter open {n.open.shown()!r} "
+                "has no (?P<name>...) group or attribute list"
+            )
+    for b in dialect.blocks:
+        if b.open is None and b.close is not None and not b.close_optional:
+            raise GrammarError(f"dialect {dialect.name}: a bare block (open=None) must have close_optional=True or close=None")
+    for m in dialect.markers():
+        validate_marker(m, f"dialect {dialect.name}, marker {m.shown()!r}")
+
+
+def first_chars(pattern: str) -> set[str] | None:
+    """The exact set of characters a match of ``pattern`` can begin with, or None when
+    that set is not a small set of literals (a class range, ``.``, an empty match)."""
+    sre: Any
+    try:  # the stdlib's own parser: no second regex grammar here
+        from re import _parser as sre  # type: ignore[attr-defined,no-redef]
+    except ImportError:  # Python 3.10
+        import sre_parse as sre
+    try:
+        parsed: Any = sre.parse(pattern)
+    except re.error:
+        return None
+
+    def of(items: list[Any], flags: int) -> set[str] | None:
+        if not items:
+            return None
+        op, av = items[0]
+        name = str(op)
+        if name == "LITERAL":
+            c = chr(av)
+            return {c, c.swapcase()} if flags & re.IGNORECASE and c.isalpha() else {c}
+        if name == "IN":
+            out: set[str] = set()
+            for sop, sav in av:
+                if str(sop) != "LITERAL":
+                    return None
+                out.add(chr(sav))
+            return out
+        if name == "SUBPATTERN":
+            add: int = av[1]
+            return of(list(av[3]), flags | add)
+        if name == "BRANCH":
+            out = set()
+            for alt in av[1]:
+                got = of(list(alt), flags)
+                if got is None:
+                    return None
+                out |= got
+            return out
+        return None
+
+    return of(list(parsed), int(parsed.state.flags))
+
+
+def validate_marker(m: Marker, where: str) -> None:
+    try:
+        re.compile(m.pattern)
+        partial = regex.compile(m.pattern)
+    except (re.error, regex.error) as e:
+        raise GrammarError(f"{where}: pattern {m.pattern!r} does not compile: {e}") from None
+    if not m.examples:
+        raise GrammarError(f"{where}: give at least one example literal (rule 3)")
+    starts = first_chars(m.pattern)
+    if not starts:
+        raise GrammarError(
+            f"{where}: pattern {m.pattern!r} must begin with one literal character or a class of "
+            "literal characters (its start characters, rule 3)"
+        )
+    for ex in m.examples:
+        if not partial.fullmatch(ex):
+            raise GrammarError(f"{where}: example {ex!r} does not match its pattern (rule 3)")
+        if len(ex) > MAX_TAG_CHARS:
+            raise GrammarError(f"{where}: example {ex!r} is longer than {MAX_TAG_CHARS} (rule 3)")

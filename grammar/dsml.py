@@ -19,7 +19,7 @@ without its block (seen when V4 falls back to text) is read as a block of its ow
 
 from __future__ import annotations
 
-from callsieve.grammar.api import Dialect, Kind, Marker, ValueStyle
+from callsieve.grammar.api import Block, Call, Choose, Dialect, JsonValue, Many, Marker, Param, Raw, ValueStyle
 from callsieve.grammar.tags import ATTRS, END, LT
 
 BARS = "[\uff5c|\u2016]{1,4}"
@@ -48,18 +48,28 @@ def _block_examples(close: bool) -> tuple[str, ...]:
     return tuple(e for b in BLOCK_NAMES for e in _examples(b, close))
 
 
-MARKERS = (
-    Marker(Kind.BLOCK_OPEN, f"{LT}{PREFIX}{BLOCK}{END}", _block_examples(False), "<｜DSML｜function_calls>"),
-    Marker(Kind.BLOCK_CLOSE, f"{LT}/{PREFIX}{BLOCK}{END}", _block_examples(True), "</｜DSML｜function_calls>"),
-    Marker(Kind.CALL_OPEN, f"{LT}{PREFIX}(?i:invoke){ATTRS}{END}", _examples("invoke", False, ' name="f"'), '<｜DSML｜invoke name="…">'),
-    Marker(Kind.CALL_CLOSE, f"{LT}/{PREFIX}(?i:invoke){END}", _examples("invoke", True), "</｜DSML｜invoke>"),
-    Marker(
-        Kind.PARAM_OPEN,
-        f"{LT}{PREFIX}(?i:parameter){ATTRS}{END}",
-        _examples("parameter", False, ' name="k" string="true"') + _examples("parameter", False, ' name="k" string="false"'),
-        '<｜DSML｜parameter name="…" string="…">',
-    ),
-    Marker(Kind.PARAM_CLOSE, f"{LT}/{PREFIX}(?i:parameter){END}", _examples("parameter", True), "</｜DSML｜parameter>"),
+BLOCK_OPEN = Marker(f"{LT}{PREFIX}{BLOCK}{END}", _block_examples(False), "<｜DSML｜function_calls>")
+BLOCK_CLOSE = Marker(f"{LT}/{PREFIX}{BLOCK}{END}", _block_examples(True), "</｜DSML｜function_calls>")
+INVOKE = Marker(f"{LT}{PREFIX}(?i:invoke){ATTRS}{END}", _examples("invoke", False, ' name="f"'), '<｜DSML｜invoke name="…">')
+INVOKE_END = Marker(f"{LT}/{PREFIX}(?i:invoke){END}", _examples("invoke", True), "</｜DSML｜invoke>")
+PARAMETER = Marker(
+    f"{LT}{PREFIX}(?i:parameter){ATTRS}{END}",
+    _examples("parameter", False, ' name="k" string="true"') + _examples("parameter", False, ' name="k" string="false"'),
+    '<｜DSML｜parameter name="…" string="…">',
+)
+PARAMETER_END = Marker(f"{LT}/{PREFIX}(?i:parameter){END}", _examples("parameter", True), "</｜DSML｜parameter>")
+
+#: ``string="false"``: the value is JSON; anything else (``"true"``, absent): raw text,
+#: CDATA allowed.
+VALUE = Choose("string", (("false", JsonValue(PARAMETER_END)),), Raw(PARAMETER_END, ValueStyle(cdata=True)))
+INVOKES = Call(INVOKE, Many(Param(PARAMETER, VALUE)), close=INVOKE_END)
+
+BLOCKS = (
+    Block(BLOCK_OPEN, Many(INVOKES), BLOCK_CLOSE),
+    # An invoke standing in prose without its block (V4 falling back to text,
+    # sglang#40236): an implied block that ends, complete, where the grammar stops; a
+    # block close after its invokes means the opening wrapper was lost.
+    Block(None, Many(INVOKES, min=1), BLOCK_CLOSE, close_optional=True, name="bare"),
 )
 
 
@@ -88,10 +98,7 @@ def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 
 DIALECT = Dialect(
     name="dsml",
     title="DeepSeek DSML (V3.2 function_calls, V4 tool_calls)",
-    markers=MARKERS,
-    value=ValueStyle(cdata=True),
-    bodies=("json",),
-    bare_calls=True,
+    blocks=BLOCKS,
     sample=render([("get_weather", [("location", "杭州", False), ("days", "3", True)])]),
     render=render,
 )

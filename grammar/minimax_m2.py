@@ -13,16 +13,20 @@ There is no ``string=`` attribute: values are raw text, typed by the tool schema
 
 from __future__ import annotations
 
-from callsieve.grammar.api import Dialect, Kind, Marker, ValueStyle
+from callsieve.grammar.api import Block, Call, Dialect, Many, Marker, Param, Raw
 from callsieve.grammar.tags import close_tag, open_tag
 
-MARKERS = (
-    Marker(Kind.BLOCK_OPEN, open_tag("minimax:tool_call"), ("<minimax:tool_call>",), "<minimax:tool_call>"),
-    Marker(Kind.BLOCK_CLOSE, close_tag("minimax:tool_call"), ("</minimax:tool_call>",), "</minimax:tool_call>"),
-    Marker(Kind.CALL_OPEN, open_tag("invoke"), ('<invoke name="f">',), '<invoke name="…">'),
-    Marker(Kind.CALL_CLOSE, close_tag("invoke"), ("</invoke>",), "</invoke>"),
-    Marker(Kind.PARAM_OPEN, open_tag("parameter"), ('<parameter name="k">',), '<parameter name="…">'),
-    Marker(Kind.PARAM_CLOSE, close_tag("parameter"), ("</parameter>",), "</parameter>"),
+BLOCK = Block(
+    Marker(open_tag("minimax:tool_call"), ("<minimax:tool_call>",), "<minimax:tool_call>"),
+    Many(Call(
+        Marker(open_tag("invoke"), ('<invoke name="f">',), '<invoke name="…">'),
+        Many(Param(
+            Marker(open_tag("parameter"), ('<parameter name="k">',), '<parameter name="…">'),
+            Raw(Marker(close_tag("parameter"), ("</parameter>",), "</parameter>")),
+        )),
+        close=Marker(close_tag("invoke"), ("</invoke>",), "</invoke>"),
+    )),
+    Marker(close_tag("minimax:tool_call"), ("</minimax:tool_call>",), "</minimax:tool_call>"),
 )
 
 
@@ -40,7 +44,7 @@ def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 
 DIALECT = Dialect(
     name="minimax_m2",
     title="MiniMax-M2 (<minimax:tool_call>)",
-    markers=MARKERS,
+    blocks=(BLOCK,),
     sample=render([("get_weather", [("city", "Paris", False), ("days", "3", False)])]),
     render=render,
 )

@@ -17,18 +17,22 @@ parameter, the call close or the block close (the seed 004 bug).
 
 from __future__ import annotations
 
-from callsieve.grammar.api import Dialect, Kind, Marker, ValueStyle
+from callsieve.grammar.api import Block, Call, Dialect, Many, Marker, Param, Raw, ValueStyle
 from callsieve.grammar.tags import END, LT, close_tag, open_tag
 
 NAME = r"(?P<name>[^<>\uff1c\n]{1,128})"
 
-MARKERS = (
-    Marker(Kind.BLOCK_OPEN, open_tag("tool_call"), ("<tool_call>",), "<tool_call>"),
-    Marker(Kind.BLOCK_CLOSE, close_tag("tool_call"), ("</tool_call>",), "</tool_call>"),
-    Marker(Kind.CALL_OPEN, f"{LT}(?i:function)={NAME}{END}", ("<function=f>", "<function=write_file>"), "<function=…>"),
-    Marker(Kind.CALL_CLOSE, close_tag("function"), ("</function>",), "</function>"),
-    Marker(Kind.PARAM_OPEN, f"{LT}(?i:parameter)={NAME}{END}", ("<parameter=k>", "<parameter=content>"), "<parameter=…>"),
-    Marker(Kind.PARAM_CLOSE, close_tag("parameter"), ("</parameter>",), "</parameter>"),
+TOOL_CALL = Marker(open_tag("tool_call"), ("<tool_call>",), "<tool_call>")
+TOOL_CALL_END = Marker(close_tag("tool_call"), ("</tool_call>",), "</tool_call>")
+FUNCTION = Marker(f"{LT}(?i:function)={NAME}{END}", ("<function=f>", "<function=write_file>"), "<function=…>")
+FUNCTION_END = Marker(close_tag("function"), ("</function>",), "</function>")
+PARAMETER = Marker(f"{LT}(?i:parameter)={NAME}{END}", ("<parameter=k>", "<parameter=content>"), "<parameter=…>")
+PARAMETER_END = Marker(close_tag("parameter"), ("</parameter>",), "</parameter>")
+
+BLOCK = Block(
+    TOOL_CALL,
+    Many(Call(FUNCTION, Many(Param(PARAMETER, Raw(PARAMETER_END, ValueStyle(strip_newlines=True)))), close=FUNCTION_END)),
+    TOOL_CALL_END,
 )
 
 
@@ -47,8 +51,7 @@ def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 
 DIALECT = Dialect(
     name="qwen3_coder",
     title="Qwen3-Coder XML (<tool_call><function=…>)",
-    markers=MARKERS,
-    value=ValueStyle(strip_newlines=True),
+    blocks=(BLOCK,),
     sample=render([("write_file", [("path", "src/a.py", False), ("content", "def f():\n    return 1", False)])]),
     render=render,
 )

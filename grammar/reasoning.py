@@ -7,9 +7,9 @@ generating *inside* reasoning because the prompt ended with ``<think>``; the sie
 
 from __future__ import annotations
 
-from callsieve.grammar.api import Kind, Marker
+from callsieve.grammar.api import Marker
 from callsieve.grammar.tags import END, LT
 
-THINK_OPEN = Marker(Kind.THINK_OPEN, f"{LT}(?i:think){END}", ("<think>", "<THINK>"), "<think>")
-THINK_CLOSE = Marker(Kind.THINK_CLOSE, f"{LT}/(?i:think){END}", ("</think>",), "</think>")
+THINK_OPEN = Marker(f"{LT}(?i:think){END}", ("<think>", "<THINK>"), "<think>")
+THINK_CLOSE = Marker(f"{LT}/(?i:think){END}", ("</think>",), "</think>")
 MARKERS = (THINK_OPEN, THINK_CLOSE)

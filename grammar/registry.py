@@ -1,4 +1,4 @@
-"""The built-in dialects, by name. Adding a dialect: write its module, list it here."""
+"""The built-in dialects, by name, and :func:`register` for a user's own."""
 
 from __future__ import annotations
 
@@ -6,38 +6,56 @@ from typing import Iterable
 
 from callsieve.grammar import dsml, minimax_m2, qwen3_coder, xml
 from callsieve.grammar.api import Dialect, validate
+from callsieve.grammar.errors import GrammarError, UnknownDialectError
 
 REGISTRY: dict[str, Dialect] = {d.name: d for d in (dsml.DIALECT, xml.DIALECT, qwen3_coder.DIALECT, minimax_m2.DIALECT)}
-_checked: set[str] = set()
+#: The built-in names; ``Sieve()`` (dialects=None) enables these, not registered extras.
+BUILTIN: tuple[str, ...] = tuple(REGISTRY)
+_checked: set[int] = set()
 
 
-def _checked_builtin(d: Dialect) -> Dialect:
-    # Checked on first use rather than at import, so that importing grammar does not
-    # pull in the engine (whose errors validate() raises).
-    if d.name not in _checked:
+def _checked_dialect(d: Dialect) -> Dialect:
+    # Validated once per dialect object (a registered name resolves to the same object).
+    if id(d) not in _checked:
         validate(d)
-        _checked.add(d.name)
+        _checked.add(id(d))
     return d
 
 
-def resolve(dialects: Iterable[str | Dialect] | str | None) -> tuple[Dialect, ...]:
-    """Dialect objects for names (``None``: all built-in); unknown names raise."""
-    from callsieve.errors import UnknownDialectError
+def register(dialect: Dialect, *, replace: bool = False) -> Dialect:
+    """Make ``dialect`` resolvable by its name (``Sieve(dialects=["acme"])``).
 
+    The dialect is validated now. A name already registered raises unless
+    ``replace=True``; the built-in names can never be replaced.
+    """
+    validate(dialect)
+    if dialect.name in BUILTIN:
+        raise GrammarError(f"dialect name {dialect.name!r} is a built-in dialect's; choose another")
+    if dialect.name in REGISTRY and not replace and REGISTRY[dialect.name] is not dialect:
+        raise GrammarError(f"dialect {dialect.name!r} is already registered (pass replace=True)")
+    REGISTRY[dialect.name] = dialect
+    return dialect
+
+
+def resolve(dialects: Iterable[str | Dialect] | str | Dialect | None) -> tuple[Dialect, ...]:
+    """Dialect objects for names (``None``: all built-in); unknown names raise."""
     if dialects is None:
-        return tuple(_checked_builtin(d) for d in REGISTRY.values())
+        return tuple(_checked_dialect(REGISTRY[n]) for n in BUILTIN)
     if isinstance(dialects, (str, Dialect)):
         dialects = [dialects]
     out: list[Dialect] = []
     for d in dialects:
         if isinstance(d, Dialect):
-            validate(d)
-            out.append(d)
+            out.append(_checked_dialect(d))
             continue
-        if d not in REGISTRY:
+        if not isinstance(d, str) or d not in REGISTRY:
             known = ", ".join(REGISTRY)
             raise UnknownDialectError(f"unknown dialect {d!r}; known: {known}")
-        out.append(_checked_builtin(REGISTRY[d]))
+        out.append(_checked_dialect(REGISTRY[d]))
     if not out:
         raise UnknownDialectError("no dialect given")
+    names = [d.name for d in out]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise UnknownDialectError(f"dialect {sorted(dup)[0]!r} given twice")
     return tuple(out)

@@ -13,18 +13,25 @@ CDATA values are kept raw; outside CDATA the XML entities are unescaped.
 
 from __future__ import annotations
 
-from callsieve.grammar.api import Dialect, Kind, Marker, ValueStyle
+from callsieve.grammar.api import Block, Call, Dialect, Many, Marker, Param, Raw, ValueStyle
 from callsieve.grammar.tags import close_tag, open_tag
 
 BLOCK = "tool_calls|function_calls"
 
-MARKERS = (
-    Marker(Kind.BLOCK_OPEN, open_tag(f"(?:{BLOCK})"), ("<tool_calls>", "<function_calls>", "<TOOL_CALLS >"), "<tool_calls>"),
-    Marker(Kind.BLOCK_CLOSE, close_tag(f"(?:{BLOCK})"), ("</tool_calls>", "</function_calls>"), "</tool_calls>"),
-    Marker(Kind.CALL_OPEN, open_tag("invoke"), ('<invoke name="f">', "<invoke name='f' >"), '<invoke name="…">'),
-    Marker(Kind.CALL_CLOSE, close_tag("invoke"), ("</invoke>",), "</invoke>"),
-    Marker(Kind.PARAM_OPEN, open_tag("parameter"), ('<parameter name="k">', '<parameter name="k" string="true">'), '<parameter name="…">'),
-    Marker(Kind.PARAM_CLOSE, close_tag("parameter"), ("</parameter>",), "</parameter>"),
+STRUCTURE = Block(
+    Marker(open_tag(f"(?:{BLOCK})"), ("<tool_calls>", "<function_calls>", "<TOOL_CALLS >"), "<tool_calls>"),
+    Many(Call(
+        Marker(open_tag("invoke"), ('<invoke name="f">', "<invoke name='f' >"), '<invoke name="…">'),
+        Many(Param(
+            Marker(open_tag("parameter"), ('<parameter name="k">', '<parameter name="k" string="true">'), '<parameter name="…">'),
+            Raw(
+                Marker(close_tag("parameter"), ("</parameter>",), "</parameter>"),
+                ValueStyle(unescape_entities=True, cdata=True),
+            ),
+        )),
+        close=Marker(close_tag("invoke"), ("</invoke>",), "</invoke>"),
+    )),
+    Marker(close_tag(f"(?:{BLOCK})"), ("</tool_calls>", "</function_calls>"), "</tool_calls>"),
 )
 
 
@@ -52,8 +59,7 @@ def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 
 DIALECT = Dialect(
     name="xml",
     title="Gateway XML (<tool_calls>/<invoke>/<parameter>)",
-    markers=MARKERS,
-    value=ValueStyle(unescape_entities=True, cdata=True),
+    blocks=(STRUCTURE,),
     sample=render([("read_file", [("path", "a.md", False)])], 1),
     render=render,
 )

@@ -15,13 +15,13 @@ from hypothesis import strategies as st
 
 import callsieve
 from callsieve.grammar import REGISTRY, cdata, reasoning
-from callsieve.grammar.api import Dialect, Kind
+from callsieve.grammar.api import Dialect
 
 DIALECTS: list[Dialect] = list(REGISTRY.values())
 
 #: Every literal the grammar knows: each marker's examples, think tags, CDATA.
 LITERALS: list[str] = sorted(
-    {ex for d in DIALECTS for m in d.markers for ex in m.examples}
+    {ex for d in DIALECTS for m in d.markers() for ex in m.examples}
     | {ex for m in reasoning.MARKERS for ex in m.examples}
     | set(cdata.CDATA_OPEN.examples)
     | {"]]>", "]]", "```\n", "```", "~~~\n", "`", "\n```\n", "&amp;", "&lt;", "&#65;", "&am"}
@@ -76,7 +76,7 @@ class Expected:
 
 
 def _close_literals(d: Dialect) -> list[str]:
-    return [ex for m in d.of(Kind.PARAM_CLOSE) for ex in m.examples]
+    return [ex for m in d.value_closes() for ex in m.examples]
 
 
 @st.composite
@@ -120,7 +120,7 @@ def call_of(draw: st.DrawFn, d: Dialect) -> tuple[str, list[tuple[str, str, bool
     params: list[tuple[str, str, bool]] = []
     args: dict[str, Any] = {}
     for key in keys:
-        if "json" in d.bodies and draw(st.booleans()):
+        if d.has_json_values() and draw(st.booleans()):
             v = draw(json_value(d))
             params.append((key, json.dumps(v, ensure_ascii=False), True))
             args[key] = v

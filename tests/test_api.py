@@ -8,7 +8,7 @@ import pytest
 
 import callsieve
 import callsieve.grammar as grammar
-from callsieve.grammar.api import Kind, Marker
+from callsieve.grammar.api import Marker
 from strategies import run
 
 BLOCK = '<tool_calls>\n<invoke name="{}">\n<parameter name="k">v</parameter>\n</invoke>\n</tool_calls>'
@@ -50,16 +50,21 @@ def test_feed_rejects_non_str() -> None:
 
 
 def test_invalid_grammar_raises_and_points_at_the_rule() -> None:
-    base = grammar.REGISTRY["minimax_m2"]
-    bad = dataclasses.replace(base, name="bad", markers=base.markers + (Marker(Kind.CALL_CLOSE, "<a<b>", ("<a<b>",)),))
-    with pytest.raises(callsieve.GrammarError, match="start character"):
-        callsieve.Sieve(dialects=[bad])
-    missing = dataclasses.replace(base, name="nobody", markers=base.of(Kind.BLOCK_OPEN))
-    with pytest.raises(callsieve.GrammarError, match="no block_close marker"):
-        callsieve.Sieve(dialects=[missing])
-    wrong = dataclasses.replace(base, name="wrong", markers=(Marker(Kind.BLOCK_OPEN, "<x>", ("<y>",)),) + base.markers[1:])
-    with pytest.raises(callsieve.GrammarError, match="does not match"):
-        callsieve.Sieve(dialects=[wrong])
+    from callsieve.grammar.api import Block, Call, Dialect, Many, Param, Raw
+
+    def toy(name: str, close: Marker) -> Dialect:
+        return Dialect(name, name, (Block(
+            Marker("<calls>", ("<calls>",)),
+            Many(Call(Marker('<c name="(?P<name>[a-z]+)">', ('<c name="f">',)),
+                      Many(Param(Marker('<p name="(?P<name>[a-z]+)">', ('<p name="k">',)), Raw(close))),
+                      close=Marker("</c>", ("</c>",)))),
+            Marker("</calls>", ("</calls>",)),
+        ),))
+
+    with pytest.raises(callsieve.GrammarError, match="rule 2.*'<a<b>'|'<a<b>'.*rule 2"):
+        callsieve.Sieve(dialects=[toy("bad", Marker("<a<b>", ("<a<b>",)))])
+    with pytest.raises(callsieve.GrammarError, match="example '</y>' does not match"):
+        callsieve.Sieve(dialects=[toy("wrong", Marker("</x>", ("</y>",)))])
 
 
 @pytest.mark.parametrize("tools", [{"name": "x"}, "tools", [1], [{"type": "function", "function": {}}],

@@ -44,9 +44,7 @@ import callsieve
 from callsieve.tools.bench_naive import NaiveStream
 from callsieve.tools.bench_workloads import WORKLOADS, Workload, available, chunk_sizes, cut
 from callsieve.events import ToolCall
-from callsieve.sieve import DEFAULT_MAX_BLOCK_CHARS, Sieve, _compiled
-from callsieve.grammar.api import START_CHARS
-from callsieve.grammar.registry import resolve
+from callsieve.sieve import DEFAULT_MAX_BLOCK_CHARS, Sieve, compiled
 
 MB = 1_000_000
 GROWTH_LIMIT = 1.1
@@ -168,9 +166,9 @@ def _time_sieve(w: Workload, chunks: Sequence[str], size: int, repeat: int, budg
 def _ceiling_pattern(w: Workload) -> "re.Pattern[str]":
     """The characters the text state must stop at: start characters, plus the
     characters its bulk rule stops on (fence characters)."""
-    compiled = _compiled(resolve(w.dialects))
-    rule = compiled.bulk.get("text")
-    chars = START_CHARS + (rule.stop_chars if rule is not None else "")
+    machine = Sieve(w.dialects).machine
+    rule = compiled(machine).bulk.get("text")
+    chars = machine.matchers["text"].start_chars + (rule.stop_chars if rule is not None else "")
     return re.compile("[" + re.escape("".join(sorted(set(chars)))) + "]")
 
 

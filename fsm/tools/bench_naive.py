@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from callsieve.grammar import reasoning
-from callsieve.grammar.api import Kind, tag_fields
+from callsieve.grammar.api import tag_fields
 from callsieve.grammar.registry import resolve
 
 
@@ -35,11 +35,13 @@ class NaiveStream:
         # One (block open, block close, call open, param open, param close) set per dialect.
         self.grammars = []
         for d in ds:
-            def of(kind: Kind) -> "re.Pattern[str]":
-                return _alt([m.pattern for m in d.markers if m.kind is kind])
+            roles = d.markers_by_role()
+
+            def of(role: str) -> "re.Pattern[str]":
+                return _alt([m.pattern for m in roles[role]])
 
             self.grammars.append(
-                (of(Kind.BLOCK_OPEN), of(Kind.BLOCK_CLOSE), of(Kind.CALL_OPEN), of(Kind.PARAM_OPEN), of(Kind.PARAM_CLOSE))
+                (of("block_open"), of("block_close"), of("call_open"), of("param_open"), of("value_close"))
             )
         self.buf = ""
         self.sent_text = 0

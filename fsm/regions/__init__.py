@@ -1,0 +1,153 @@
+"""The machine's regions: one module per region of states (h11's Rule 1).
+
+Each module holds one region's states, its transitions (as rules), the guards and
+actions those rules name (a mixin class), and the markers it listens for:
+
+============  =====================================================================
+``prose``     text, backtick/tilde runs, inline code, fences
+``reasoning`` ``<think>`` … ``</think>``
+``tag``       ``maybe_tag`` (a held marker), ``fork`` (a shared opener's lookahead),
+              where a dead tag returns
+``block``     a dialect's positions between markers (generated from its structure),
+              holding, emitting and releasing a block
+``value``     ``in_param`` (a raw value), ``after_close`` (a close held until what
+              follows confirms it)
+``cdata``     ``in_cdata`` and the states that find ``]]>``
+``json_value`` ``json_value``, ``json_string``, ``json_escape``
+============  =====================================================================
+
+:class:`ModelBase` holds what every region shares: the output buffers, the position in
+the stream, and the runner protocol's flags. The model a machine runs on is composed from
+the region mixins (``callsieve.machine``); attribute lookups are resolved by Python's MRO
+once, so composition costs nothing per character.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from callsieve.events import Event, Reasoning, Text, ToolCallDelta
+
+if TYPE_CHECKING:
+    from callsieve.matcher import Matcher
+    from callsieve.regions.block import Block
+
+#: 1 + the most indentation a fence may have (CommonMark: three spaces).
+LINE_TAIL = 4
+#: JSON string escaping (the C encoder behind json.dumps(..., ensure_ascii=False)).
+quote: Any = json.encoder.encode_basestring
+
+
+@dataclass
+class Config:
+    """Everything a model needs that does not change while it runs."""
+
+    #: state → the matcher of the markers that state listens for
+    matchers: dict[str, "Matcher"]
+    #: state → value spec name → matcher, for the states a value body shares
+    scoped: dict[str, dict[str, "Matcher"]]
+    tools: dict[str, dict[str, Any]] | None
+    on_malformed: str
+    unknown_tool: str
+    max_block_chars: int
+    id_prefix: str
+
+
+class ModelBase:
+    """Shared buffers and the runner protocol.
+
+    Runner protocol (both runners, ``callsieve.compiler`` and ``callsieve.reference``,
+    follow it after every step, in this order):
+
+    1. ``pushback``: characters held earlier that must be read again now (a rejected
+       tag's tail, a shared opener's lookahead); read them first, at their own offsets;
+    2. ``redo``: the current character was not consumed: feed it again in the new state;
+    3. ``overflow``: if the open block passed ``max_block_chars``, fire that trigger.
+
+    Registers (the only state besides the machine's own that guards read):
+    ``origin`` (the state a held tag returns to), ``block`` (the open block, its current
+    call and parameter), the classification of the held tag (``_hit``), and the
+    fence/code-span run counters of the prose region.
+    """
+
+    SINKS: dict[str, str] = {}
+
+    def __init__(self, config: Config) -> None:
+        self.cfg = config
+        self.state = "text"
+        self.out: list[Event] = []
+        self.text_buf: list[str] = []
+        self.reason_text: list[str] = []
+        self.reason_raw: list[str] = []
+        self.delta_buf: list[str] = []
+        self.delta_index = -1
+        self.pos = 0
+        self.next_index = 0
+        self.block: Block | None = None
+        self.origin = "text"
+        #: The last few characters of visible text: is the next one at a line start?
+        self.line_tail = "\n"
+        # runner control
+        self.redo = False
+        self.pushback = ""
+
+    # ------------------------------------------------------------------ output
+    def flush(self) -> None:
+        """Emit whatever visible text, reasoning or argument fragment is pending."""
+        if self.text_buf:
+            s = "".join(self.text_buf)
+            self.text_buf = []
+            self.out.append(Text(s, s))
+        if self.reason_raw:
+            self.out.append(Reasoning("".join(self.reason_text), "".join(self.reason_raw)))
+            self.reason_text = []
+            self.reason_raw = []
+        if self.delta_buf:
+            s = "".join(self.delta_buf)
+            self.delta_buf = []
+            if s:
+                self.out.append(ToolCallDelta(self.delta_index, s))
+
+    def _emit(self, event: Event) -> None:
+        self.flush()
+        self.out.append(event)
+
+    def _text(self, s: str) -> None:
+        self.text_buf.append(s)
+        # LINE_TAIL characters are enough to tell a line start: a newline and up to
+        # three spaces of indentation (prose.LINE_START).
+        if len(s) >= LINE_TAIL:
+            self.line_tail = s[-LINE_TAIL:]
+        else:
+            self.line_tail = (self.line_tail + s)[-LINE_TAIL:]
+
+    def reprocess(self, ch: str = "") -> None:
+        self.redo = True
+
+    def matcher(self, origin: str | None = None) -> "Matcher":
+        origin = origin or self.origin
+        m = self.cfg.matchers.get(origin)
+        if m is not None:
+            return m
+        b = self.block
+        assert b is not None and b.param is not None
+        return self.cfg.scoped[origin][b.param.spec.name]
+
+    def over_limit(self) -> bool:
+        b = self.block
+        return b is not None and b.raw_len > self.cfg.max_block_chars
+
+    def run_budget(self) -> int:
+        """Characters a block may still take before ``overflow`` must fire."""
+        b = self.block
+        if b is None:
+            return 1 << 62
+        return max(1, self.cfg.max_block_chars + 1 - b.raw_len)
+
+    def _hold(self, s: str) -> None:
+        b = self.block
+        assert b is not None
+        b.raw.append(s)
+        b.raw_len += len(s)

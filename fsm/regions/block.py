@@ -1,0 +1,283 @@
+"""Blocks: a dialect's positions between markers, and holding, emitting, releasing.
+
+The positions are generated from each dialect's structure (``callsieve.structure``):
+one state per distinct FOLLOW set, named after its role (``qwen3_coder.in_block``:
+between calls; ``qwen3_coder.in_call``: between parameters). In a position only
+whitespace is grammar besides the markers it listens for; anything else makes the block
+*malformed*: it is released (as text by default) with a ``Diagnostic`` and reading goes
+on in ``text``. A block still open at ``eof`` is released the same way. Calls are
+emitted only when their block closes.
+
+A *bare* block (a dialect's block with no open marker, e.g. a DSML invoke standing in
+prose) opens with its first call and ends, complete, at the first thing after a call
+that is not grammar (``end_bare_block``); its spaces after the last call are prose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from callsieve.accum import Pieces
+from callsieve.errors import MalformedBlockError
+from callsieve.events import Diagnostic, ToolCall, ToolCallStart
+from callsieve.grammar.states import EOF_TRIGGER, OVERFLOW, START, Rule, StateDecl, but, on
+from callsieve.regions.tag import TagModel
+
+if TYPE_CHECKING:
+    from callsieve.regions.value import Param
+    from callsieve.structure import BlockSpec, Position
+
+
+@dataclass
+class Call:
+    name: str
+    index: int | None  # None: not streamed (unknown tool under a text/drop policy)
+    id: str
+    known: bool
+    raw_start: int
+    raw_end: int = -1
+    args: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    opened_json: bool = False
+
+
+@dataclass
+class Block:
+    spec: "BlockSpec"
+    start: int
+    raw: Pieces = field(default_factory=Pieces)
+    raw_len: int = 0
+    calls: list[Call] = field(default_factory=list)
+    call: Call | None = None
+    param: "Param | None" = None
+    #: after_close: the close tag and the spaces after it, until what follows decides
+    held: list[str] = field(default_factory=list)
+    cdata_held: str = ""
+    json_depth: int = 0
+    #: why the block cannot be emitted, once known ("" while it can)
+    malformed_reason: str = ""
+    #: a bare block whose close arrived: it is a whole block after all
+    closed: bool = False
+
+    @property
+    def dialect_name(self) -> str:
+        return self.spec.dialect.name
+
+
+class BlockModel(TagModel):
+    # ------------------------------------------------------------- holding
+    def hold_char(self, ch: str) -> None:
+        self._hold(ch)
+
+    def hold_run(self, s: str, i: int, j: int) -> int:
+        j = min(j, i + self.run_budget())
+        self._hold(s[i:j])
+        return j
+
+    def _block(self) -> Block:
+        b = self.block
+        assert b is not None
+        return b
+
+    # -------------------------------------------------------------- opening
+    def open_block(self, ch: str) -> None:
+        hit = self._hit(ch)
+        leaf = hit.entry.data
+        tag = self._take_tag(ch)
+        self.bind_block(getattr(leaf, "spec"), tag, self.tag_start)
+
+    def bind_block(self, spec: object, tag: str, start: int) -> None:
+        self.flush()
+        self.block = Block(spec, start)  # type: ignore[arg-type]
+        self._hold(tag)
+
+    def open_bare_call(self, ch: str) -> None:
+        """A call open in prose, for a block whose calls may stand without it."""
+        hit = self._hit(ch)
+        self.flush()
+        self.block = Block(getattr(hit.entry.data, "spec"), self.tag_start)
+        self.open_call(ch)
+
+    def open_call(self, ch: str) -> None:
+        b = self._block()
+        hit = self._hit(ch)
+        tag = self._take_tag(ch)
+        name = hit.fields["name"]
+        tools = self.cfg.tools
+        known = tools is None or name in tools
+        streamed = known or self.cfg.unknown_tool == "call"
+        index: int | None = None
+        if streamed:
+            index = self.next_index
+            self.next_index += 1
+        call = Call(name, index, f"{self.cfg.id_prefix}{index if index is not None else 'x'}", known, b.raw_len)
+        b.call = call
+        b.calls.append(call)
+        self._hold(tag)
+        if index is not None:
+            self._emit(ToolCallStart(index, call.id, name))
+
+    # -------------------------------------------------------------- closing
+    def close_call(self, ch: str) -> None:
+        b = self._block()
+        self._hold(self._take_tag(ch))
+        call = b.call
+        if call is None:
+            b.malformed_reason = "call close without a call"
+            return
+        self._delta(call, "}" if call.opened_json else "{}")
+        call.raw_end = b.raw_len
+        b.call = None
+
+    def close_block(self, ch: str) -> None:
+        b = self._block()
+        self._hold(self._take_tag(ch))
+        self.block = None
+        b.closed = True
+        self._end(b)
+
+    def end_bare_block(self, ch: str = "") -> None:
+        """A bare block ends where grammar stops: its calls are complete."""
+        b = self._block()
+        self.block = None
+        tag, self.tag = self.tag, ""
+        self._tag_version += 1
+        self._end(b)
+        if tag and ch:
+            self.pushback = tag  # read again as prose
+        elif tag:
+            self._text(tag)  # the stream ended on it
+
+    def _end(self, b: Block) -> None:
+        if b.malformed_reason or not b.calls:
+            self._release(b, "malformed_block", b.malformed_reason or "block holds no call")
+        else:
+            self._emit_calls(b)
+
+    def _delta(self, call: Call, s: str) -> None:
+        if call.index is None or not s:
+            return
+        if self.delta_index != call.index and self.delta_buf:
+            self.flush()
+        self.delta_index = call.index
+        self.delta_buf.append(s)
+
+    def _emit_calls(self, b: Block) -> None:
+        raw = b.raw.join()
+        b.raw = Pieces()
+        tail = ""
+        if b.spec.bare and not b.closed:
+            # Spaces after the last call of a bare block are prose again.
+            cut = b.calls[-1].raw_end
+            raw, tail = raw[:cut], raw[cut:]
+        policy = self.cfg.unknown_tool
+        kept = [c.index is not None and (c.known or policy == "call") for c in b.calls]
+        for (c, start, end), keep in zip(_segments(b.calls, kept, len(raw)), kept):
+            piece = raw if (start == 0 and end == len(raw)) else raw[start:end]
+            if not c.known:
+                self._emit(Diagnostic("unknown_tool", f"call to {c.name!r}, which is not in tools", b.start, ""))
+            for problem in c.problems:
+                self._emit(Diagnostic("type_mismatch", problem, b.start))
+            if keep:
+                assert c.index is not None
+                self._emit(ToolCall(c.index, c.id, c.name, c.args, piece, b.dialect_name))
+            elif policy == "text":
+                self._text(piece)
+            else:
+                self._emit(Diagnostic("dropped_call", f"call to {c.name!r} dropped by policy", b.start, piece))
+        if tail:
+            self._text(tail)
+
+    def _release(self, b: Block, code: str, why: str) -> None:
+        """A block that is not a call after all: back to the user, as the policy says."""
+        raw = b.raw.join()
+        b.raw = Pieces()
+        abandoned = [c.index for c in b.calls if c.index is not None]
+        if abandoned:
+            why += f"; calls {abandoned} abandoned"
+        self.release_text(raw, b.start, code, why)
+
+    def release_text(self, raw: str, start: int, code: str, why: str) -> None:
+        policy = self.cfg.on_malformed
+        if policy == "drop":
+            self._emit(Diagnostic(code, why + "; dropped", start, raw))
+            return
+        diag = Diagnostic(code, why + "; released as text", start)
+        self._emit(diag)
+        if policy == "raise":
+            raise MalformedBlockError(f"{code} at offset {start}: {why}", diag)
+        self._text(raw)
+
+    def abort_block(self, ch: str) -> None:
+        """Something that is not grammar where only markup may stand."""
+        b = self._block()
+        self.block = None
+        self._release(b, "malformed_block", f"unexpected {ch!r} in a {b.dialect_name} block at offset {self.pos}")
+        if self.tag:
+            self.pushback = self.tag
+            self.tag = ""
+            self._tag_version += 1
+
+    def abort_block_eof(self, ch: str = "") -> None:
+        b = self._block()
+        if self.tag:
+            self._hold(self.tag)
+            self.tag = ""
+            self._tag_version += 1
+        self.block = None
+        b.held = []
+        self._release(b, "unterminated_block", f"the stream ended inside a {b.dialect_name} block")
+
+    def abort_oversized(self, ch: str = "") -> None:
+        b = self._block()
+        self.block = None
+        self._release(b, "block_too_large", f"block passed max_block_chars={self.cfg.max_block_chars}")
+
+
+def _segments(calls: list[Call], kept: list[bool], total: int) -> list[tuple[Call, int, int]]:
+    """Cut a block's raw text into one contiguous span per call, in order.
+
+    Each call's span runs to its close; the last one runs to the block's end. A call
+    that is not kept (unknown tool under a text/drop policy) hands the markup before
+    its own open to the kept call before it, so only its own span is shown or dropped.
+    """
+    segs: list[list[Any]] = []
+    prev = 0
+    for n, c in enumerate(calls):
+        end = total if n == len(calls) - 1 else c.raw_end
+        segs.append([c, prev, end])
+        prev = end
+    for k in range(1, len(segs)):
+        if not kept[k] and kept[k - 1]:
+            start = segs[k][0].raw_start
+            segs[k - 1][2] = start
+            segs[k][1] = start
+    return [(c, s, e) for c, s, e in segs]
+
+
+def position_state(pos: "Position") -> StateDecl:
+    return StateDecl(pos.name, _doc(pos), in_block=True, owner=pos.spec.dialect.name)
+
+
+def _doc(pos: "Position") -> str:
+    nexts = ", ".join(lf.label() for lf in pos.follow)
+    return f"{pos.spec.dialect.name}: between markers; next: {nexts}" + (" (or the end of the block)" if pos.can_end else "")
+
+
+def position_rules(pos: "Position") -> list[Rule]:
+    """A position between markers: whitespace is held, start characters go to
+    maybe_tag, anything else ends a bare block (complete) or makes the block malformed."""
+    s = pos.name
+    rules = [
+        *on(s, ["ws", "nl"], s, "hold_char", rank=10),
+        *on(s, START, "maybe_tag", "tag_begin", rank=20),
+        *on(s, [OVERFLOW], "text", "abort_oversized"),
+    ]
+    if pos.can_end:
+        rules += on(s, but("ws", "nl", START), "text", "end_bare_block", "reprocess", rank=90)
+        rules += on(s, [EOF_TRIGGER], "text", "end_bare_block")
+    else:
+        rules += on(s, but("ws", "nl", START), "text", "abort_block", "reprocess", rank=90)
+        rules += on(s, [EOF_TRIGGER], "text", "abort_block_eof")
+    return rules

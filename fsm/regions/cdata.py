@@ -1,0 +1,71 @@
+"""CDATA inside a raw value: ``<![CDATA[`` enters ``in_cdata``, left only by ``]]>``.
+
+The open is a marker ``in_param`` listens for when the value's style says ``cdata``
+(the composer adds it); ``]]>`` is found by states (``cdata_rb``, ``cdata_rbrb``), since
+``]`` may repeat. Nothing inside is markup.
+"""
+
+from __future__ import annotations
+
+from callsieve.grammar.states import EOF_TRIGGER, OVERFLOW, Region, StateDecl, but, on
+from callsieve.regions.value import ValueModel
+
+
+class CdataModel(ValueModel):
+    def open_cdata(self, ch: str) -> None:
+        self._hold(self._take_tag(ch))
+
+    def cdata_char(self, ch: str) -> None:
+        self._hold(ch)
+        self._value(ch, cdata=True)
+
+    def cdata_run(self, s: str, i: int, j: int) -> int:
+        j = min(j, i + self.run_budget())
+        seg = s[i:j]
+        self._hold(seg)
+        self._value(seg, cdata=True)
+        return j
+
+    def cdata_hold(self, ch: str) -> None:
+        b = self._block()
+        self._hold(ch)
+        b.cdata_held += ch
+
+    def cdata_shift(self, ch: str) -> None:
+        b = self._block()
+        self._hold(ch)
+        self._value(b.cdata_held[0], cdata=True)
+        b.cdata_held = b.cdata_held[1:] + ch
+
+    def cdata_release(self, ch: str) -> None:
+        b = self._block()
+        self._value(b.cdata_held, cdata=True)
+        b.cdata_held = ""
+
+    def close_cdata(self, ch: str) -> None:
+        b = self._block()
+        self._hold(ch)
+        b.cdata_held = ""
+
+
+STATES = (
+    StateDecl("in_cdata", "a CDATA section in a value: nothing is markup", in_block=True, owner="cdata"),
+    StateDecl("cdata_rb", "] seen in CDATA", in_block=True, owner="cdata"),
+    StateDecl("cdata_rbrb", "]] seen in CDATA", in_block=True, owner="cdata"),
+)
+
+RULES = (
+    *on("in_cdata", ["rbrack"], "cdata_rb", "cdata_hold"),
+    *on("in_cdata", but("rbrack"), "in_cdata", "cdata_char"),
+    *on("cdata_rb", ["rbrack"], "cdata_rbrb", "cdata_hold"),
+    *on("cdata_rb", but("rbrack"), "in_cdata", "cdata_release", "reprocess"),
+    *on("cdata_rbrb", ["rbrack"], "cdata_rbrb", "cdata_shift"),
+    *on("cdata_rbrb", ["gt"], "in_param", "close_cdata"),
+    *on("cdata_rbrb", but("rbrack", "gt"), "in_cdata", "cdata_release", "reprocess"),
+    *[r for s in ("in_cdata", "cdata_rb", "cdata_rbrb") for r in (
+        *on(s, [EOF_TRIGGER], "text", "abort_block_eof"),
+        *on(s, [OVERFLOW], "text", "abort_oversized"),
+    )],
+)
+
+REGION = Region("cdata", STATES, RULES, CdataModel)

@@ -1,0 +1,58 @@
+"""A JSON value body (DSML ``string="false"``): strings and nesting are tracked, so a
+value close inside a JSON string, or before the value's brackets balance, is data.
+
+The text is decoded as strict JSON when the parameter ends (``commit_value``); text
+that is not JSON stays a string, with a ``type_mismatch`` Diagnostic. The value close
+is listened for only at the top level (``json_at_top``); after a close that turns out
+to be data, the value reopens here (``reopen_json``).
+"""
+
+from __future__ import annotations
+
+from callsieve.grammar.states import ALL, EOF_TRIGGER, OVERFLOW, START, Region, StateDecl, but, on
+from callsieve.regions.value import ValueModel
+
+
+class JsonModel(ValueModel):
+    def json_open(self, ch: str) -> None:
+        self.value_char(ch)
+        self._block().json_depth += 1
+
+    def json_close(self, ch: str) -> None:
+        self.value_char(ch)
+        self._block().json_depth -= 1
+
+    def json_at_top(self, ch: str) -> bool:
+        return self.block is not None and self.block.json_depth <= 0
+
+    def reopen_json(self, ch: str) -> bool:
+        b = self.block
+        return b is not None and b.param is not None and b.param.json
+
+
+STATES = (
+    StateDecl("json_value", "a JSON value outside strings", in_block=True, owner="json", sink="value_char"),
+    StateDecl("json_string", "inside a JSON string: markup is data", in_block=True, owner="json"),
+    StateDecl("json_escape", "after a backslash in a JSON string", in_block=True, owner="json"),
+)
+
+RULES = (
+    *on("json_value", ["quote"], "json_string", "value_char"),
+    *on("json_value", ["lbrace", "lbrack"], "json_value", "json_open"),
+    *on("json_value", ["rbrace", "rbrack"], "json_value", "json_close"),
+    *on("json_value", START, "maybe_tag", "tag_begin", when=["json_at_top"], rank=10),
+    *on("json_value", but("quote", "lbrace", "lbrack", "rbrace", "rbrack"), "json_value", "value_char", rank=90),
+    *on("json_string", ["bslash"], "json_escape", "value_char"),
+    *on("json_string", ["quote"], "json_value", "value_char"),
+    *on("json_string", but("bslash", "quote"), "json_string", "value_char"),
+    *on("json_escape", ALL, "json_string", "value_char"),
+    *[r for s in ("json_value", "json_string", "json_escape") for r in (
+        *on(s, [EOF_TRIGGER], "text", "abort_block_eof"),
+        *on(s, [OVERFLOW], "text", "abort_oversized"),
+    )],
+    # Reopened after a close that what followed did not confirm.
+    *on("after_close", but("ws", "nl", START), "json_value", "reopen_value", "reprocess", when=["reopen_json"], rank=10),
+    *on("maybe_tag", ALL, "json_value", "reopen_value", "reprocess", when=["from:after_close", "reopen_json"], rank=6000),
+)
+
+REGION = Region("json", STATES, RULES, JsonModel)

@@ -1,0 +1,212 @@
+"""Values: ``in_param`` (a raw value) and ``after_close`` (a close held until what
+follows confirms it).
+
+A parameter close does not end a value by itself: it moves to ``after_close``, which
+holds it and any whitespace until the next marker decides. The markers that confirm it
+are FOLLOW of the value in the dialect's structure (derived, ``callsieve.structure``):
+another parameter, the call close, ... Anything else returns the held text to the value
+(``reopen_value``), so ``</parameter>`` inside a file body is data.
+
+The value body is chosen when the parameter opens (``Choose``: by an attribute of its
+open marker); ``in_param``'s and ``after_close``'s matchers are those of the current
+value spec (``Config.scoped``). Streamed string values become ``ToolCallDelta``
+fragments as they arrive; typed values are sent whole when they are decided.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from callsieve.accum import Pieces
+from callsieve.grammar.api import Choose, JsonValue, Raw
+from callsieve.grammar.states import ALL, EOF_TRIGGER, OVERFLOW, START, Region, StateDecl, but, on
+from callsieve.regions import quote
+from callsieve.regions.block import BlockModel, Call
+from callsieve.schema import coerce, is_string_only, parse_json_value, types_of
+from callsieve.structure import ValueSpec
+from callsieve.values import ValueDecoder
+
+
+@dataclass
+class Param:
+    name: str
+    spec: ValueSpec
+    streaming: bool
+    decoder: ValueDecoder
+    schema: dict[str, Any] | None
+    decoded: Pieces = field(default_factory=Pieces)
+    raw_value: Pieces = field(default_factory=Pieces)
+
+    @property
+    def json(self) -> bool:
+        return isinstance(self.spec.body, JsonValue)
+
+
+def chosen(specs: tuple[ValueSpec, ...], fields: dict[str, str]) -> ValueSpec:
+    """The value spec a parameter open's fields choose (``Choose``), or the only one."""
+    value = specs[0].leaf.value
+    if isinstance(value, Choose):
+        body = value.pick(fields)
+        return next(s for s in specs if s.body is body)
+    return specs[0]
+
+
+class ValueModel(BlockModel):
+    def open_param(self, ch: str) -> None:
+        b = self._block()
+        hit = self._hit(ch)
+        specs: tuple[ValueSpec, ...] = getattr(hit.entry.data, "values")
+        spec = chosen(specs, hit.fields)
+        tag = self._take_tag(ch)
+        call = b.call
+        if call is None:
+            # A parameter with no call around it: the block is not one we can read.
+            b.malformed_reason = "parameter outside a call"
+            call = Call("", None, "", False, b.raw_len)
+            b.call = call
+        name = hit.fields["name"]
+        schema = None
+        if self.cfg.tools is not None and call.name in self.cfg.tools:
+            schema = self.cfg.tools[call.name].get(name)
+        body = spec.body
+        if isinstance(body, JsonValue):
+            streaming = False
+            style = Raw(body.close).style
+        else:
+            streaming = schema is None or is_string_only(schema)
+            style = body.style
+        b.param = Param(name, spec, streaming, ValueDecoder(style), schema)
+        b.json_depth = 0
+        self._hold(tag)
+        if streaming:
+            self._delta(call, self._key_prefix(call, name) + '"')
+
+    def _key_prefix(self, call: Call, name: str) -> str:
+        lead = ", " if call.opened_json else "{"
+        call.opened_json = True
+        return lead + json.dumps(name, ensure_ascii=False) + ": "
+
+    def _value(self, s: str, cdata: bool = False) -> None:
+        b = self.block
+        assert b is not None and b.param is not None
+        p = b.param
+        if p.json:
+            p.raw_value.append(s)
+            return
+        out = p.decoder.feed(s, cdata)
+        if out:
+            p.decoded.append(out)
+            call = b.call
+            if p.streaming and call is not None and call.index is not None:
+                # _delta, inlined: this runs once per chunk of a streamed value.
+                if self.delta_index != call.index and self.delta_buf:
+                    self.flush()
+                self.delta_index = call.index
+                self.delta_buf.append(quote(out)[1:-1])
+
+    def value_char(self, ch: str) -> None:
+        self._hold(ch)
+        self._value(ch)
+
+    def value_run(self, s: str, i: int, j: int) -> int:
+        b = self.block
+        assert b is not None
+        if b.raw_len + (j - i) > self.cfg.max_block_chars:
+            j = min(j, i + self.run_budget())
+        seg = s[i:j]
+        b.raw.append(seg)
+        b.raw_len += j - i
+        self._value(seg)
+        return j
+
+    # after_close: a value close waiting for what follows it
+    def hold_close(self, ch: str) -> None:
+        b = self._block()
+        tag = self._take_tag(ch)
+        self._hold(tag)
+        b.held = [tag]
+
+    def hold_ws(self, ch: str) -> None:
+        b = self._block()
+        self._hold(ch)
+        b.held.append(ch)
+
+    def hold_ws_run(self, s: str, i: int, j: int) -> int:
+        b = self._block()
+        j = min(j, i + self.run_budget())
+        seg = s[i:j]
+        self._hold(seg)
+        b.held.append(seg)
+        return j
+
+    def reopen_value(self, ch: str) -> None:
+        """What followed the close is not grammar: the close was part of the value."""
+        b = self._block()
+        held = "".join(b.held)
+        b.held = []
+        self._value(held)
+        if self.tag:
+            self.pushback = self.tag
+            self.tag = ""
+            self._tag_version += 1
+
+    def commit_value(self, ch: str) -> None:
+        """A marker that FOLLOW allows came after the close: the value ended there."""
+        b = self._block()
+        p, call = b.param, b.call
+        b.param = None
+        b.held = []
+        if p is None or call is None:
+            return
+        if p.json:
+            raw = p.raw_value.join()
+            p.raw_value = Pieces()
+            value, problem = parse_json_value(raw)
+            if problem is None and p.schema is not None and types_of(p.schema) and isinstance(value, str):
+                value, problem = coerce(value, p.schema)
+        else:
+            tail = p.decoder.finish()
+            if tail:
+                p.decoded.append(tail)
+            text = p.decoded.join()
+            p.decoded = Pieces()
+            if p.streaming:
+                if tail:
+                    self._delta(call, quote(tail)[1:-1])
+                self._delta(call, '"')
+                value, problem = text, None
+            elif p.schema is not None:
+                value, problem = coerce(text, p.schema)
+            else:
+                value, problem = text, None
+        if problem:
+            call.problems.append(f"{call.name}.{p.name}: {problem}")
+        if p.name in call.args:
+            b.malformed_reason = f"parameter {p.name!r} given twice in call {call.name!r}"
+        call.args[p.name] = value
+        if not p.streaming:
+            self._delta(call, self._key_prefix(call, p.name) + json.dumps(value, ensure_ascii=False))
+
+
+STATES = (
+    StateDecl("in_param", "a raw parameter value", in_block=True, owner="value", sink="value_char"),
+    StateDecl("after_close", "a parameter close held until what follows decides", in_block=True, owner="value"),
+)
+
+RULES = (
+    *on("in_param", START, "maybe_tag", "tag_begin", rank=1),
+    *on("in_param", but(START), "in_param", "value_char", rank=90),
+    *on("after_close", ["ws", "nl"], "after_close", "hold_ws", rank=1),
+    *on("after_close", START, "maybe_tag", "tag_begin", rank=2),
+    *on("after_close", but("ws", "nl", START), "in_param", "reopen_value", "reprocess", rank=90),
+    # a dead tag after a close: the close was data
+    *on("maybe_tag", ALL, "in_param", "reopen_value", "reprocess", when=["from:after_close"], rank=6001),
+    *[r for s in ("in_param", "after_close") for r in (
+        *on(s, [EOF_TRIGGER], "text", "abort_block_eof"),
+        *on(s, [OVERFLOW], "text", "abort_oversized"),
+    )],
+)
+
+REGION = Region("value", STATES, RULES, ValueModel)

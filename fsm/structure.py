@@ -1,0 +1,264 @@
+"""A dialect's structure, compiled into grammar positions (states) and listen rules.
+
+The structure (``callsieve.grammar.api``: ``Block``, ``Call``, ``Param``, ``Many``,
+``Seq``, value bodies) is a regular expression over *leaves*: markers and values. Each
+leaf occurrence gets an id; FIRST, LAST and FOLLOW sets are computed as in Glushkov's
+construction. A *position* is "just after a leaf": the markers that may come next are
+FOLLOW(leaf), and the block may end there if the leaf can be the block's last.
+Positions with the same FOLLOW set and the same ending are one state. So the table of
+which markers a state listens for, and the set of markers that confirm a value's close
+(FOLLOW of the value), are derived, never written by hand.
+
+Leaf kinds say which role action runs when the leaf is read: ``block_open``,
+``block_close``, ``call_open``, ``call_close``, ``param_open`` and ``value`` (a value
+body, whose own close marker is part of the body).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from callsieve.grammar.api import (
+    Block,
+    Body,
+    Call,
+    Choose,
+    Dialect,
+    JsonValue,
+    Many,
+    Marker,
+    Node,
+    Param,
+    Raw,
+    Seq,
+    Value,
+)
+from callsieve.grammar.errors import GrammarError
+
+
+@dataclass(eq=False)
+class BlockSpec:
+    """One block of one dialect: what the engine needs to hold and emit it."""
+
+    dialect: Dialect
+    block: Block
+    prefix: str  # state-name prefix: "qwen3_coder." or "dsml.bare."
+
+    @property
+    def bare(self) -> bool:
+        return self.block.open is None
+
+
+@dataclass(eq=False)
+class Leaf:
+    id: int
+    kind: str  # block_open | block_close | call_open | call_close | param_open | value
+    spec: BlockSpec
+    marker: Marker | None = None
+    value: Value | None = None
+    #: For a value leaf: the parameter open leaf before it (its key and Choose fields).
+    param: Param | None = None
+
+    def label(self) -> str:
+        if self.marker is not None:
+            return self.marker.shown()
+        return "value"
+
+
+@dataclass(eq=False)
+class Position:
+    """A state of the dialect between markers."""
+
+    name: str
+    spec: BlockSpec
+    follow: tuple[Leaf, ...]
+    can_end: bool
+
+
+@dataclass(eq=False)
+class ValueSpec:
+    """One body of one value leaf (a Choose gives one spec per body)."""
+
+    name: str
+    leaf: Leaf
+    body: Body
+    #: The position a confirmed close leads to: FOLLOW of the value.
+    follow: tuple[Leaf, ...]
+    can_end: bool
+
+    @property
+    def state(self) -> str:
+        return "json_value" if isinstance(self.body, JsonValue) else "in_param"
+
+
+@dataclass(eq=False)
+class Layout:
+    """A dialect compiled: its positions, where each leaf leads, what opens a block."""
+
+    dialect: Dialect
+    positions: list[Position] = field(default_factory=list)
+    #: leaf id → position after it (absent: the leaf ends the block, or is a value).
+    after: dict[int, Position] = field(default_factory=dict)
+    #: leaf id → the value specs entered when that param_open leaf is read.
+    values: dict[int, tuple[ValueSpec, ...]] = field(default_factory=dict)
+    #: Leaves that open a block from prose (block opens; first markers of bare blocks).
+    openers: list[Leaf] = field(default_factory=list)
+    leaves: list[Leaf] = field(default_factory=list)
+
+
+_Sets = tuple[set[int], set[int], bool]  # FIRST, LAST, nullable
+
+
+class _Builder:
+    def __init__(self, dialect: Dialect) -> None:
+        self.dialect = dialect
+        self.leaves: list[Leaf] = []
+        self.follow: dict[int, set[int]] = {}
+        self.spec: BlockSpec | None = None
+
+    def leaf(self, kind: str, marker: Marker | None = None, value: Value | None = None, param: Param | None = None) -> _Sets:
+        assert self.spec is not None
+        lf = Leaf(len(self.leaves), kind, self.spec, marker, value, param)
+        self.leaves.append(lf)
+        self.follow[lf.id] = set()
+        return {lf.id}, {lf.id}, False
+
+    def seq(self, parts: list[_Sets]) -> _Sets:
+        first: set[int] = set()
+        last: set[int] = set()
+        nullable = True
+        for f, l, n in parts:
+            for x in last:
+                self.follow[x] |= f
+            if nullable:
+                first |= f
+            last = (last | l) if n else set(l)
+            nullable = nullable and n
+        return first, last, nullable
+
+    def node(self, n: Node, kind: str = "marker") -> _Sets:
+        if isinstance(n, Marker):
+            return self.leaf(kind, n)
+        if isinstance(n, Seq):
+            return self.seq([self.node(x) for x in n.items])
+        if isinstance(n, Many):
+            f, l, nullable = self.node(n.item)
+            for x in l:
+                self.follow[x] |= f
+            return f, l, nullable or n.min == 0
+        if isinstance(n, Call):
+            parts = [self.leaf("call_open", n.open)] + [self.node(x) for x in n.items] + [self.leaf("call_close", n.close)]
+            return self.seq(parts)
+        if isinstance(n, Param):
+            return self.seq([self.leaf("param_open", n.open), self.leaf("value", value=n.value, param=n)])
+        raise GrammarError(f"dialect {self.dialect.name}: {type(n).__name__} is not a structure node")
+
+
+def _role(follow: tuple[Leaf, ...]) -> str:
+    kinds = {lf.kind for lf in follow}
+    if "call_open" in kinds:
+        return "in_block"
+    if kinds & {"param_open", "call_close"}:
+        return "in_call"
+    return "after_" + "_".join(sorted(kinds)) if kinds else "end"
+
+
+def _bodies(v: Value) -> tuple[Body, ...]:
+    return v.bodies() if isinstance(v, Choose) else (v,)
+
+
+def compile_dialect(d: Dialect) -> Layout:
+    """Compile ``d``'s blocks into positions; raise GrammarError naming what is ambiguous."""
+    b = _Builder(d)
+    layout = Layout(d)
+    ends: dict[int, set[int]] = {}  # block index → leaves that may end it
+    specs: list[BlockSpec] = []
+    for i, block in enumerate(d.blocks):
+        prefix = f"{d.name}." + (f"{block.name}." if block.name else ("" if i == 0 else f"block{i}."))
+        spec = BlockSpec(d, block, prefix)
+        specs.append(spec)
+        b.spec = spec
+        parts: list[_Sets] = []
+        if block.open is not None:
+            parts.append(b.leaf("block_open", block.open))
+        parts.append(b.node(block.body))
+        if block.close is not None:
+            f, l, _n = b.leaf("block_close", block.close)
+            parts.append((f, l, block.close_optional))
+        first, last, nullable = b.seq(parts)
+        if nullable:
+            raise GrammarError(f"dialect {d.name}: block {prefix.rstrip('.')} can be empty")
+        layout.openers += [b.leaves[x] for x in sorted(first)]
+        ends[i] = last
+    layout.leaves = b.leaves
+    # Positions, one per distinct (block, FOLLOW, may end) after a non-value leaf.
+    by_key: dict[tuple[int, frozenset[int], bool], Position] = {}
+    names: set[str] = set()
+    for lf in b.leaves:
+        bi = specs.index(lf.spec)
+        follow_ids = frozenset(b.follow[lf.id])
+        can_end = lf.id in ends[bi] and lf.kind != "block_close"
+        if lf.kind in ("block_close", "value", "param_open"):
+            continue
+        if not follow_ids and not can_end:
+            continue
+        key = (bi, follow_ids, can_end)
+        pos = by_key.get(key)
+        if pos is None:
+            follow = tuple(b.leaves[x] for x in sorted(follow_ids))
+            name = lf.spec.prefix + _role(follow)
+            k = 2
+            while name in names:
+                name = f"{lf.spec.prefix}{_role(follow)}_{k}"
+                k += 1
+            names.add(name)
+            pos = Position(name, lf.spec, follow, can_end)
+            by_key[key] = pos
+            layout.positions.append(pos)
+        layout.after[lf.id] = pos
+    # Values: each param_open leaf enters its value's bodies.
+    for lf in b.leaves:
+        if lf.kind != "value":
+            continue
+        assert lf.value is not None
+        opener = next(x for x in b.leaves if x.kind == "param_open" and b.follow[x.id] == {lf.id})
+        bi = specs.index(lf.spec)
+        follow = tuple(b.leaves[x] for x in sorted(b.follow[lf.id]))
+        can_end = lf.id in ends[bi]
+        if not follow and not can_end:
+            raise GrammarError(f"dialect {d.name}: nothing can confirm the close of the value after {opener.label()!r}")
+        specs_for: list[ValueSpec] = []
+        for body in _bodies(lf.value):
+            kind = "json" if isinstance(body, JsonValue) else "raw"
+            specs_for.append(ValueSpec(f"{lf.spec.prefix}value.{kind}", lf, body, follow, can_end))
+        layout.values[opener.id] = tuple(specs_for)
+    _check_ambiguous(d, layout)
+    return layout
+
+
+def _cross_match(a: Marker, b: Marker) -> bool:
+    import regex
+
+    pa, pb = regex.compile(a.pattern), regex.compile(b.pattern)
+    return any(pb.fullmatch(ex) for ex in a.examples) or any(pa.fullmatch(ex) for ex in b.examples)
+
+
+def _check_ambiguous(d: Dialect, layout: Layout) -> None:
+    """Two markers allowed at one position must not read the same text."""
+    groups: list[tuple[str, tuple[Leaf, ...]]] = [(p.name, p.follow) for p in layout.positions]
+    for specs in layout.values.values():
+        groups += [(f"after the close of {s.name}", s.follow) for s in specs]
+    for where, leaves in groups:
+        markers = [lf for lf in leaves if lf.marker is not None]
+        for i, x in enumerate(markers):
+            for y in markers[i + 1 :]:
+                assert x.marker is not None and y.marker is not None
+                if x.marker is not y.marker and _cross_match(x.marker, y.marker):
+                    raise GrammarError(
+                        f"dialect {d.name}: ambiguous markers at {where}: {x.label()!r} and {y.label()!r} "
+                        "read the same text"
+                    )
+
+
+Origin = Union[str, tuple[str, str]]
