@@ -351,6 +351,7 @@ def _make_scanner(rule: BulkRule, matcher: Matcher | None) -> Scanner:
         return scan
     tail_viable = matcher.tail_viable
     starts = matcher.start_chars
+    exact_tail = matcher.exact_tail
     first = "<" if "<" in starts else starts[0]
     rare = starts.replace(first, "")
     # Chunks holding no rare start character (``＜`` is rare; so is ``[`` in most
@@ -375,6 +376,13 @@ def _make_scanner(rule: BulkRule, matcher: Matcher | None) -> Scanner:
         if lo < i:
             lo = i
         if j > lo:
+            if exact_tail:
+                # Rule 2 does not hold here: the first start character whose tail may
+                # still become a marker decides.
+                for k in range(lo, j):
+                    if s[k] in starts and tail_viable(s, k):
+                        return k
+                return j
             # A marker running off the end starts at the last start character (rule 2).
             k = s.rfind(first, lo)
             for c in rare:

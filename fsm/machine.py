@@ -119,7 +119,7 @@ class _Composer:
         self.think = think
         self.states: list[StateDecl] = []
         self.rules: list[Rule | Transition] = []
-        self.models: list[type] = list(ENGINE_MODELS)
+        self.models: list[type] = []
         #: origin → [(entry, dest, actions, extra guard rows)]
         self.entries: dict[str, list[tuple[Entry, list[tuple[tuple[str, ...], str, tuple[str, ...]]]]]] = {}
         self.scoped_entries: dict[str, dict[str, list[tuple[Entry, list[tuple[tuple[str, ...], str, tuple[str, ...]]]]]]] = {}
@@ -170,7 +170,8 @@ class _Composer:
         regions: list[Region] = [prose.REGION, tag_region()]
         if self.think:
             regions.append(reasoning.REGION)
-        regions.append(value.REGION)
+        if any(True for d in self.dialects for _ in d.values()):
+            regions.append(value.REGION)
         if any(d.has_cdata() for d in self.dialects):
             regions.append(cdata.REGION)
         if any(d.has_json_values() for d in self.dialects):
@@ -180,7 +181,8 @@ class _Composer:
         for r in regions:
             self.states += r.states
             self.rules += r.rules
-            if r.model is not None and r.model not in self.models:
+            engine = r.model is not None and any(issubclass(e, r.model) for e in ENGINE_MODELS)
+            if r.model is not None and not engine and r.model not in self.models:
                 self.models.append(r.model)
             for ls in r.listens:
                 assert isinstance(ls.marker, Marker)
@@ -328,10 +330,24 @@ class _Composer:
         ns: dict[str, Any] = dict(self.guards)
         ns["SINKS"] = sinks
         ns["__module__"] = __name__
-        model = type("Model", tuple(self.models), ns)
+        _check_mixins(self.models)
+        # A dialect's own mixins come first, so that they may subclass an engine region
+        # (to call its helpers) and the MRO stays consistent; they may not redefine one.
+        model = type("Model", (*self.models, *ENGINE_MODELS), ns)
         validate(decl, model)
         _check_rule2(decl, matchers, scoped, start_classes, classes)
         return Machine(decl, model, matchers, scoped, layouts, self.listens, self.forks, self.hits)
+
+
+def _check_mixins(mixins: list[type]) -> None:
+    engine: set[str] = set()
+    for m in ENGINE_MODELS:
+        for klass in m.__mro__:
+            engine.update(k for k in vars(klass) if not k.startswith("__"))
+    for m in mixins:
+        clash = sorted(k for k in vars(m) if not k.startswith("__") and k in engine)
+        if clash:
+            raise GrammarError(f"region model {m.__name__}: {clash[0]!r} is already an engine guard or action; name yours apart")
 
 
 def tag_region() -> Region:
@@ -394,26 +410,34 @@ def _cross_match(a: Marker | None, b: Marker | None) -> bool:
     return any(pb.fullmatch(ex) for ex in a.examples) or any(pa.fullmatch(ex) for ex in b.examples)
 
 
-#: States whose self-loops scan in bulk and to which a dead tag returns: rule 2 holds there.
+def _dialect_of(e: Entry) -> str:
+    spec = getattr(e.data, "spec", None)
+    return getattr(getattr(spec, "dialect", None), "name", "")
+
+
 def _check_rule2(decl: Declaration, matchers: dict[str, Matcher], scoped: dict[str, dict[str, Matcher]],
                  start_classes: dict[str, tuple[str, ...]], classes: dict[str, str]) -> None:
+    """Rule 2, per context: in a state that scans in bulk and takes a dead tag back, no
+    start character of a dialect's own markers there may continue one of them. (Across
+    dialects sharing a context the matcher checks chunk tails exactly instead.)"""
     import regex
 
     sinks = {s.name for s in decl.states if s.sink}
     for state in sinks:
-        chars = "".join(classes[c] for c in start_classes.get(state, ()))
         ms = [matchers[state]] if state in matchers else list(scoped.get(state, {}).values())
         for m in ms:
             for e in m.entries:
+                own = _dialect_of(e)
+                chars = "".join(sorted({c for x in m.entries if _dialect_of(x) in (own, "") for c in x.marker.start_chars()}))
                 partial = regex.compile(e.marker.pattern)
                 for ex in e.marker.examples:
                     for k in range(1, len(ex)):
                         for s in chars:
                             if partial.fullmatch(ex[:k] + s, partial=True):
                                 raise GrammarError(
-                                    f"marker {e.marker.shown()!r} listened for in {state}: a start character {s!r} of "
-                                    f"{state} can continue {ex[:k]!r} (rule 2: markers may contain the start characters "
-                                    "of their context only at their first position)"
+                                    f"{'dialect ' + own + ', ' if own else ''}marker {e.marker.shown()!r} listened for in "
+                                    f"{state}: a start character {s!r} of {state} can continue {ex[:k]!r} (rule 2: markers "
+                                    "may contain the start characters of their context only at their first position)"
                                 )
 
 

@@ -66,6 +66,11 @@ class Matcher:
         self._memo: dict[str, tuple[int, Hit | None]] = {}
         #: The characters a marker of this context can begin with (rule 2, per context).
         self.start_chars = "".join(sorted({c for e in entries for c in e.marker.start_chars()}))
+        #: Some start character of this context can continue one of its markers (rule 2
+        #: broken across dialects that share the context, e.g. a ``[`` dialect beside a
+        #: tag whose attribute may hold ``[``): a chunk's tail is then checked from every
+        #: start character, not only the last.
+        self.exact_tail = any(_continues(e.marker, self.start_chars) for e in entries)
         if entries:
             alts = "|".join(f"(?P<M{i}>{e.marker.pattern})" for i, e in enumerate(entries))
             self._partial: Any = regex.compile(alts)
@@ -139,6 +144,17 @@ class Matcher:
         if len(s) - k <= _MEMO_TAIL:
             return self.classify(s[k:])[0] != DEAD
         return self._partial.fullmatch(s, k, partial=True) is not None
+
+
+def _continues(m: Marker, chars: str) -> bool:
+    """Whether one of ``chars`` can continue a prefix of one of ``m``'s examples."""
+    partial = regex.compile(m.pattern)
+    return any(
+        partial.fullmatch(ex[:k] + c, partial=True) is not None
+        for ex in m.examples
+        for k in range(1, len(ex))
+        for c in chars
+    )
 
 
 def _lead_atom(p: str, start_chars: str) -> str | None:

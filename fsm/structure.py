@@ -226,8 +226,11 @@ def compile_dialect(d: Dialect) -> Layout:
         bi = specs.index(lf.spec)
         follow = tuple(b.leaves[x] for x in sorted(b.follow[lf.id]))
         can_end = lf.id in ends[bi]
-        if not follow and not can_end:
-            raise GrammarError(f"dialect {d.name}: nothing can confirm the close of the value after {opener.label()!r}")
+        if not follow:
+            raise GrammarError(
+                f"dialect {d.name}: unconfirmable close: no marker may follow the value after {opener.label()!r}, "
+                "so nothing can confirm that its close ends it"
+            )
         specs_for: list[ValueSpec] = []
         for body in _bodies(lf.value):
             kind = "json" if isinstance(body, JsonValue) else "raw"

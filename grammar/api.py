@@ -306,8 +306,8 @@ def validate(dialect: Dialect) -> None:
     """Raise :class:`GrammarError` naming the dialect, the marker and the rule it breaks."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", dialect.name):
         raise GrammarError(f"dialect name {dialect.name!r}: use lower_snake_case")
-    if not dialect.blocks:
-        raise GrammarError(f"dialect {dialect.name}: declares no block")
+    if not dialect.blocks and not dialect.regions:
+        raise GrammarError(f"dialect {dialect.name}: declares no block and no region")
     for n in _walk(dialect.blocks):
         if isinstance(n, Call) and not _names_something(n.open):
             raise GrammarError(

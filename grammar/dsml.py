@@ -65,7 +65,7 @@ VALUE = Choose("string", (("false", JsonValue(PARAMETER_END)),), Raw(PARAMETER_E
 INVOKES = Call(INVOKE, Many(Param(PARAMETER, VALUE)), close=INVOKE_END)
 
 BLOCKS = (
-    Block(BLOCK_OPEN, Many(INVOKES), BLOCK_CLOSE),
+    Block(BLOCK_OPEN, Many(INVOKES, min=1), BLOCK_CLOSE),
     # An invoke standing in prose without its block (V4 falling back to text,
     # sglang#40236): an implied block that ends, complete, where the grammar stops; a
     # block close after its invokes means the opening wrapper was lost.

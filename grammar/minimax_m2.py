@@ -25,7 +25,7 @@ BLOCK = Block(
             Raw(Marker(close_tag("parameter"), ("</parameter>",), "</parameter>")),
         )),
         close=Marker(close_tag("invoke"), ("</invoke>",), "</invoke>"),
-    )),
+    ), min=1),
     Marker(close_tag("minimax:tool_call"), ("</minimax:tool_call>",), "</minimax:tool_call>"),
 )
 

@@ -31,7 +31,7 @@ PARAMETER_END = Marker(close_tag("parameter"), ("</parameter>",), "</parameter>"
 
 BLOCK = Block(
     TOOL_CALL,
-    Many(Call(FUNCTION, Many(Param(PARAMETER, Raw(PARAMETER_END, ValueStyle(strip_newlines=True)))), close=FUNCTION_END)),
+    Many(Call(FUNCTION, Many(Param(PARAMETER, Raw(PARAMETER_END, ValueStyle(strip_newlines=True)))), close=FUNCTION_END), min=1),
     TOOL_CALL_END,
 )
 

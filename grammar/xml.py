@@ -30,7 +30,7 @@ STRUCTURE = Block(
             ),
         )),
         close=Marker(close_tag("invoke"), ("</invoke>",), "</invoke>"),
-    )),
+    ), min=1),
     Marker(close_tag(f"(?:{BLOCK})"), ("</tool_calls>", "</function_calls>"), "</tool_calls>"),
 )
 
