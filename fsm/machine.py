@@ -202,9 +202,9 @@ class _Composer:
         for specs in layout.values.values():
             for s in specs:
                 body = s.body
-                self.listen(s.state, body.close, [((), "after_close", ("hold_close",))], scope=s.name)
+                self.listen(s.state, body.close, [((), "after_close", ("hold_close",))], s, scope=s.name)
                 if isinstance(body, Raw) and body.style.cdata:
-                    self.listen(s.state, CDATA_OPEN, [((), "in_cdata", ("open_cdata",))], scope=s.name)
+                    self.listen(s.state, CDATA_OPEN, [((), "in_cdata", ("open_cdata",))], s, scope=s.name)
                 for lf in s.follow:
                     if lf.marker is not None:
                         self.structural("after_close", lf, layout, scope=s.name, first=("commit_value",))
@@ -248,7 +248,8 @@ class _Composer:
                         if _cross_match(ea.marker, eb.marker):
                             raise GrammarError(
                                 f"overlapping lookahead choices after the shared opener {group[0][1].label()!r}: "
-                                f"{a.dialect} and {b.dialect} both accept {ea.marker.shown()!r}/{eb.marker.shown()!r} next"
+                                f"{' and '.join(sorted((a.dialect, b.dialect)))} both accept "
+                                f"{ea.marker.shown()!r}/{eb.marker.shown()!r} next"
                             )
         label = group[0][1].label()
         fork = Fork(label, tuple(cands))

@@ -91,6 +91,10 @@ class ValueSpec:
     def state(self) -> str:
         return "json_value" if isinstance(self.body, JsonValue) else "in_param"
 
+    @property
+    def spec(self) -> BlockSpec:
+        return self.leaf.spec
+
 
 @dataclass(eq=False)
 class Layout:

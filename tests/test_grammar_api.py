@@ -191,8 +191,17 @@ def test_a_dialect_may_bring_states_of_its_own() -> None:
 
 
 def test_register_makes_a_users_dialect_resolvable_by_name() -> None:
-    callsieve.register(BRACKET, replace=True)
-    assert callsieve.parse(BDOC, dialects=["bracket"]).calls[0].name == "search"
-    assert "bracket" not in callsieve.DIALECTS  # Sieve() still means the built-ins
-    with pytest.raises(callsieve.GrammarError, match="built-in"):
-        callsieve.register(Dialect("xml", "clash", BRACKET.blocks))
+    import callsieve.grammar.registry as registry
+
+    saved = dict(registry.REGISTRY)
+    try:
+        callsieve.register(BRACKET)
+        assert callsieve.parse(BDOC, dialects=["bracket"]).calls[0].name == "search"
+        assert "bracket" not in callsieve.DIALECTS  # Sieve() still means the built-ins
+        with pytest.raises(callsieve.GrammarError, match="built-in"):
+            callsieve.register(Dialect("xml", "clash", BRACKET.blocks))
+        with pytest.raises(callsieve.GrammarError, match="already registered"):
+            callsieve.register(Dialect("bracket", "another", BRACKET.blocks))
+    finally:
+        registry.REGISTRY.clear()
+        registry.REGISTRY.update(saved)

@@ -1,0 +1,151 @@
+"""Every rule a declaration is checked against, each triggered once: the error must name
+the rule and the dialect, marker or state at fault (lark: grammars are validated when
+built, with errors that point at the rule)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import callsieve
+from callsieve.grammar import Block, Call, Dialect, Many, Marker, Param, Raw, Region
+from callsieve.grammar.states import ALL, EOF_TRIGGER, Listen, StateDecl, on
+from callsieve.grammar.tags import close_tag, open_tag
+
+OPEN = Marker("<calls>", ("<calls>",))
+CLOSE = Marker("</calls>", ("</calls>",))
+CALL = Marker('<c name="(?P<name>[a-z]+)">', ('<c name="f">',), '<c name="…">')
+CALL_END = Marker("</c>", ("</c>",))
+ARG = Marker('<p name="(?P<name>[a-z]+)">', ('<p name="k">',), '<p name="…">')
+ARG_END = Marker("</p>", ("</p>",))
+
+
+def dialect(name: str = "toy", *, call: Marker = CALL, arg: Marker = ARG, arg_end: Marker = ARG_END,
+            params: object = None, regions: tuple[Region, ...] = ()) -> Dialect:
+    body = params if params is not None else Many(Param(arg, Raw(arg_end)))
+    return Dialect(name, name, (Block(OPEN, Many(Call(call, body, close=CALL_END), min=1), CLOSE),), regions=regions)  # type: ignore[arg-type]
+
+
+def rejects(d: object, match: str, *others: object) -> None:
+    with pytest.raises(callsieve.GrammarError, match=match):
+        callsieve.Sieve(dialects=[d, *others])
+
+
+def test_the_toy_dialect_itself_is_valid() -> None:
+    r = callsieve.parse('<calls><c name="f"><p name="k">v</p></c></calls>', dialects=[dialect()])
+    assert [(c.name, c.arguments) for c in r.calls] == [("f", {"k": "v"})]
+
+
+def test_rule_1_a_pattern_that_does_not_compile() -> None:
+    rejects(dialect(arg_end=Marker("</p(>", ("</p>",))), r"marker '</p>'.*does not compile")
+
+
+def test_rule_2_a_start_character_inside_a_marker_of_its_context() -> None:
+    rejects(dialect(arg_end=Marker("</p<x>", ("</p<x>",))), r"dialect toy, marker '</p<x>' listened for in in_param.*rule 2")
+
+
+def test_rule_3_an_example_that_does_not_match() -> None:
+    rejects(dialect(arg_end=Marker("</p>", ("</q>",))), r"dialect toy, marker '</q>': example '</q>' does not match its pattern \(rule 3\)")
+
+
+def test_rule_3_a_marker_without_literal_start_characters() -> None:
+    rejects(dialect(arg_end=Marker(r".p>", ("xp>",))), r"marker 'xp>'.*start characters, rule 3")
+
+
+def test_a_call_without_a_name_source() -> None:
+    rejects(dialect(call=Marker("<c>", ("<c>",))), r"dialect toy: call without a name: call open '<c>'")
+
+
+def test_a_parameter_without_a_key() -> None:
+    rejects(dialect(arg=Marker("<p>", ("<p>",))), r"dialect toy: parameter without a key: parameter open '<p>'")
+
+
+def test_ambiguous_markers_at_one_position() -> None:
+    twin = Marker('<p +name="(?P<name>[a-z]+)">', ('<p name="k">', '<p  name="k">'), "<p …>")
+    params = Many(Param(ARG, Raw(ARG_END)))
+    other = Many(Param(twin, Raw(Marker("</q>", ("</q>",)))))
+    from callsieve.grammar import Seq
+
+    rejects(dialect(params=Seq(params, other)), r"dialect toy: ambiguous markers at toy\.in_call.*'<p name=\"…\">' and '<p …>'")
+
+
+def test_a_close_that_nothing_can_confirm() -> None:
+    d = Dialect("toy", "toy", (Block(OPEN, Param(ARG, Raw(ARG_END)), None),))
+    rejects(d, r"dialect toy: unconfirmable close: no marker may follow the value after '<p name=\"…\">'")
+
+
+def test_overlapping_lookahead_choices_after_a_shared_opener() -> None:
+    tc = Marker(open_tag("tool_call"), ("<tool_call>",), "<tool_call>")
+    fn = Marker(r"<function=(?P<name>\w+)>", ("<function=f>",), "<function=…>")
+    twin = Dialect("qwen_twin", "twin", (Block(tc, Many(Call(fn, Many(Param(ARG, Raw(ARG_END))), close=CALL_END), min=1),
+                                              Marker(close_tag("tool_call"), ("</tool_call>",))),))
+    rejects(twin, r"overlapping lookahead choices after the shared opener '<tool_call>': qwen3_coder and qwen_twin", "qwen3_coder")
+
+
+def _region(*rules: object, states: tuple[StateDecl, ...] | None = None, listens: tuple[Listen, ...] = ()) -> Region:
+    st = states if states is not None else (StateDecl("toy.extra", "a state of the toy's own", owner="toy"),)
+    return Region("toy_region", st, tuple(rules), None, listens)  # type: ignore[arg-type]
+
+
+ENTER = Listen("text", Marker(r"\[X\]", ("[X]",)), "toy.extra", ())
+
+
+def test_an_unreachable_state() -> None:
+    r = _region(*on("toy.extra", ALL, "text"), *on("toy.extra", [EOF_TRIGGER], "text"))
+    rejects(dialect(regions=(r,)), r"unreachable state 'toy\.extra'")
+
+
+def test_a_dead_end() -> None:
+    r = _region(*on("toy.extra", ALL, "toy.extra"), *on("toy.extra", [EOF_TRIGGER], "text"), listens=(ENTER,))
+    rejects(dialect(regions=(r,)), r"dead end: from state 'toy\.extra'")
+
+
+def test_a_rank_tie_on_one_state_and_trigger() -> None:
+    r = _region(
+        *on("toy.extra", ALL, "text", when=["tag_viable"], rank=5),
+        *on("toy.extra", ALL, "toy.extra", when=["json_at_top"], rank=5),
+        *on("toy.extra", ALL, "text", rank=9),
+        *on("toy.extra", [EOF_TRIGGER], "text"),
+        listens=(ENTER,),
+    )
+    rejects(dialect(regions=(r,)), r"state 'toy\.extra' on '\w+': two transitions share rank 5")
+
+
+def test_a_missing_fallback_and_a_missing_callback() -> None:
+    guarded = _region(*on("toy.extra", ALL, "text", when=["tag_viable"]), *on("toy.extra", [EOF_TRIGGER], "text"), listens=(ENTER,))
+    rejects(dialect(regions=(guarded,)), r"state 'toy\.extra' on '\w+': the last transition is guarded")
+    missing = _region(*on("toy.extra", ALL, "text", "no_such_action"), *on("toy.extra", [EOF_TRIGGER], "text"), listens=(ENTER,))
+    rejects(dialect(regions=(missing,)), r"toy\.extra --\w+--> text: the model has no callback 'no_such_action'")
+
+
+def test_a_state_declared_twice() -> None:
+    r = _region(*on("text", ALL, "text"), states=(StateDecl("text", "again"),))
+    rejects(dialect(regions=(r,)), r"state 'text' is declared twice")
+
+
+def test_a_region_model_that_redefines_an_engine_action() -> None:
+    class Clash:
+        def text_char(self, ch: str) -> None:  # pragma: no cover - never runs
+            pass
+
+    r = Region("toy_region", (), (), Clash)
+    rejects(dialect(regions=(r,)), r"region model Clash: 'text_char' is already an engine guard or action")
+
+
+def test_grammar_imports_nothing_from_the_engine() -> None:
+    """callsieve.grammar is the bottom of the import graph: its modules import only
+    the standard library, ``regex`` and each other."""
+    root = Path(__file__).resolve().parent.parent / "grammar"
+    for path in sorted(root.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            for name in names:
+                if name.startswith("callsieve"):
+                    assert name.startswith("callsieve.grammar"), f"{path.name} imports {name}"

@@ -1,0 +1,33 @@
+"""README's code is true: its "Add a dialect" block runs as written and prints what the
+text after it says."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+import callsieve.grammar.registry as registry
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def _block_after(marker: str) -> str:
+    text = README.read_text(encoding="utf-8")
+    m = re.search(re.escape(marker) + r"[^\n]*\n```python\n(.*?)\n```", text, re.S)
+    assert m, f"no python block after {marker!r} in README.md"
+    return m.group(1)
+
+
+def test_add_a_dialect_block_runs_and_prints_the_call() -> None:
+    code = _block_after("<!-- add-a-dialect")
+    out = io.StringIO()
+    saved = dict(registry.REGISTRY)
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})
+    finally:
+        registry.REGISTRY.clear()
+        registry.REGISTRY.update(saved)
+    assert out.getvalue() == "search {'query': 'sieve [/ARG] docs'}\n"
