@@ -306,15 +306,7 @@ class CompiledRunner:
                     i += 1
                     ch = s[i]
                     ctx.pos = base + i
-            redo, ctx.redo = ctx.redo, False
-            if ctx.pushback:
-                pb, ctx.pushback = ctx.pushback, ""
-                self._run(pb, base + i - len(pb))
-            if not redo:
-                i += 1
-            if ctx.block is not None and ctx.over_limit():
-                ctx.pos = base + i
-                step(OVERFLOW, "")
+            i = ctx.settle(self._run, step, base, i)
 
     def eof(self) -> None:
         self.ctx.pos = self.base

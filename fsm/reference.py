@@ -10,7 +10,7 @@ import logging
 from typing import Any
 
 from callsieve.declare import Declaration
-from callsieve.grammar.states import EOF_TRIGGER, OTHER, OVERFLOW
+from callsieve.grammar.states import EOF_TRIGGER, OTHER
 from callsieve.machine import build_machine
 from callsieve.regions import ModelBase
 
@@ -38,15 +38,7 @@ class ReferenceRunner:
             ch = s[i]
             ctx.pos = base + i
             ctx.trigger(self.class_of.get(ch, OTHER), ch)
-            redo, ctx.redo = ctx.redo, False
-            if ctx.pushback:
-                pb, ctx.pushback = ctx.pushback, ""
-                self._run(pb, base + i - len(pb))
-            if not redo:
-                i += 1
-            if ctx.block is not None and ctx.over_limit():
-                ctx.pos = base + i
-                ctx.trigger(OVERFLOW, "")
+            i = ctx.settle(self._run, ctx.trigger, base, i)
 
     def eof(self) -> None:
         ctx: Any = self.ctx

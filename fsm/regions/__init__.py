@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from callsieve.events import Event, Reasoning, Text, ToolCallDelta
+from callsieve.grammar.states import OVERFLOW
 
 if TYPE_CHECKING:
     from callsieve.matcher import Matcher
@@ -59,7 +60,7 @@ class ModelBase:
     """Shared buffers and the runner protocol.
 
     Runner protocol (both runners, ``callsieve.compiler`` and ``callsieve.reference``,
-    follow it after every step, in this order):
+    follow it after every step through :meth:`settle`, in this order):
 
     1. ``pushback``: characters held earlier that must be read again now (a rejected
        tag's tail, a shared opener's lookahead); read them first, at their own offsets;
@@ -125,6 +126,22 @@ class ModelBase:
 
     def reprocess(self, ch: str = "") -> None:
         self.redo = True
+
+    def settle(self, rerun: Callable[[str, int], None], fire: Callable[[str, str], object], base: int, i: int) -> int:
+        """The runner protocol after the step that read ``s[i]`` (``s`` at ``base``):
+        read the pushback again at its own offsets, keep ``i`` if the character is to
+        be read again, fire ``overflow`` if the block passed its limit. Returns the
+        index of the next character to read. Both runners call this, and only this."""
+        redo, self.redo = self.redo, False
+        if self.pushback:
+            pb, self.pushback = self.pushback, ""
+            rerun(pb, base + i - len(pb))
+        if not redo:
+            i += 1
+        if self.block is not None and self.over_limit():
+            self.pos = base + i
+            fire(OVERFLOW, "")
+        return i
 
     def matcher(self, origin: str | None = None) -> "Matcher":
         origin = origin or self.origin
