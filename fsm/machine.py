@@ -75,25 +75,33 @@ from callsieve.grammar.states import (
     on,
 )
 from callsieve.matcher import Entry, Matcher
-from callsieve.regions import ModelBase, cdata, json_value, prose, reasoning, tag, value
+from callsieve.regions import ModelBase, capture, cdata, json_body, json_value, prose, reasoning, tag, value
 from callsieve.regions.block import position_rules, position_state
 from callsieve.regions.tag import Fork, ForkCandidate
 from callsieve.structure import Layout, Leaf, ValueSpec, compile_dialect
 
-ENGINE_MODELS: tuple[type, ...] = (prose.ProseModel, reasoning.ReasoningModel, cdata.CdataModel, json_value.JsonModel)
+ENGINE_MODELS: tuple[type, ...] = (
+    prose.ProseModel, reasoning.ReasoningModel, cdata.CdataModel, json_value.JsonModel, json_body.JsonBodyExtras,
+)
 
 
 @dataclass(frozen=True, eq=False)
 class Act:
-    """What a complete structural marker does: the leaf it is, and for a parameter open
-    the value specs it may enter. Carried on the matcher entry for the actions."""
+    """What a complete structural marker does: the leaf it is, for a parameter open the
+    value specs it may enter, and the body (capture, JSON) it leads into. Carried on
+    the matcher entry for the actions."""
 
     leaf: Leaf
     values: tuple[ValueSpec, ...] = ()
+    enter: Leaf | None = None
 
     @property
     def spec(self) -> object:
         return self.leaf.spec
+
+
+#: The state a body leaf is read in, when a marker leads straight into it.
+BODY_ENTRY = {"capture": "in_capture", "json_args": "j_start", "json_call": "j_start"}
 
 
 @dataclass(eq=False)
@@ -127,6 +135,10 @@ class _Composer:
         self.listens: dict[str, list[tuple[str, Marker, str]]] = {}
         self.forks: list[Fork] = []
         self.hits: dict[str, tuple[str, str]] = {}
+        #: (state, character, dest, actions, guard): rows on one character's class
+        self.char_rows: list[tuple[str, str, str, tuple[str, ...], str]] = []
+        self.json_exits: list[Leaf] = []
+        self.fork_rows = 0
 
     # ------------------------------------------------------------ listen rules
     def listen(self, origin: str, marker: Marker, rows: list[tuple[tuple[str, ...], str, tuple[str, ...]]],
@@ -143,10 +155,27 @@ class _Composer:
             self.scoped_entries.setdefault(origin, {}).setdefault(scope, []).append((entry, rows))
         self.listens.setdefault(where, []).extend((key, marker, dest) for _g, dest, _a in rows)
 
+    def target(self, lf: Leaf, layout: Layout) -> tuple[str, Leaf | None]:
+        """Where reading ``lf`` leads: the position after it, or straight into the body
+        that alone may follow it (a capture, a JSON body)."""
+        if lf.kind == "block_close":
+            return "text", None
+        after = layout.after.get(lf.id)
+        if after is None:
+            raise GrammarError(f"dialect {layout.dialect.name}: nothing may follow {lf.label()!r} and the block cannot end there")
+        bodies = [x for x in after.follow if x.kind in BODY_ENTRY]
+        if bodies:
+            if len(after.follow) > 1 or after.can_end:
+                raise GrammarError(
+                    f"dialect {layout.dialect.name}: after {lf.label()!r} a {bodies[0].label()} or something else may "
+                    "follow; a body must be the only thing that may follow a marker"
+                )
+            return BODY_ENTRY[bodies[0].kind], bodies[0]
+        return after.name, None
+
     def structural(self, origin: str, lf: Leaf, layout: Layout, scope: str | None = None, first: tuple[str, ...] = ()) -> None:
         """The listen rule of a structural marker leaf read at ``origin``."""
         assert lf.marker is not None
-        after = layout.after.get(lf.id)
         if lf.kind == "param_open":
             specs = layout.values[lf.id]
             # Choose: one row per case (its guard reads the open's fields), the default last.
@@ -159,10 +188,10 @@ class _Composer:
         if lf.kind == "block_close":
             self.listen(origin, lf.marker, [((), "text", first + ("close_block",))], Act(lf), scope=scope)
             return
-        if after is None:
-            raise GrammarError(f"dialect {layout.dialect.name}: nothing may follow {lf.label()!r} and the block cannot end there")
-        action = {"call_open": "open_call", "call_close": "close_call", "block_open": "open_block"}[lf.kind]
-        self.listen(origin, lf.marker, [((), after.name, first + (action,))], Act(lf), needs_name=lf.kind == "call_open", scope=scope)
+        dest, enter = self.target(lf, layout)
+        action = {"call_open": "open_call", "call_close": "close_call", "block_open": "open_block", "mark": "hold_mark"}[lf.kind]
+        named = lf.kind == "call_open" and ("(?P<name>" in lf.marker.pattern or "(?P<attrs>" in lf.marker.pattern)
+        self.listen(origin, lf.marker, [((), dest, first + (action,))], Act(lf, (), enter), needs_name=named, scope=scope)
 
     # ------------------------------------------------------------ composition
     def compose(self) -> Machine:
@@ -176,6 +205,11 @@ class _Composer:
             regions.append(cdata.REGION)
         if any(d.has_json_values() for d in self.dialects):
             regions.append(json_value.REGION)
+        kinds = {lf.kind for layout in layouts for lf in layout.leaves}
+        if "capture" in kinds:
+            regions.append(capture.REGION)
+        if kinds & {"json_args", "json_call"}:
+            regions.append(json_body.REGION)
         for d in self.dialects:
             regions += d.regions
         for r in regions:
@@ -193,12 +227,25 @@ class _Composer:
         return self._finish(layouts)
 
     def _dialect(self, layout: Layout) -> None:
+        entered = {p.name for lf in layout.leaves if lf.kind not in ("capture", "value", "param_open", "block_close")
+                   for p in [layout.after.get(lf.id)] if p is not None}
+        for lf in layout.leaves:
+            p = layout.after.get(lf.id)
+            if lf.kind == "capture" and p is not None and not p.captured:
+                entered.add(p.name)  # a capture that ends at a character leads here
         for pos in layout.positions:
+            if any(x.kind in BODY_ENTRY for x in pos.follow) or pos.name not in entered:
+                continue  # a marker leads straight into the body, or only a capture is before it
             self.states.append(position_state(pos))
             self.rules += position_rules(pos)
             for lf in pos.follow:
                 if lf.marker is not None:
                     self.structural(pos.name, lf, layout)
+        for lf in layout.leaves:
+            if lf.kind == "capture":
+                self._capture(lf, layout)
+            elif lf.kind in ("json_args", "json_call"):
+                self._json_exit(lf, layout)
         for specs in layout.values.values():
             for s in specs:
                 body = s.body
@@ -208,6 +255,36 @@ class _Composer:
                 for lf in s.follow:
                     if lf.marker is not None:
                         self.structural("after_close", lf, layout, scope=s.name, first=("commit_value",))
+
+    def _capture(self, lf: Leaf, layout: Layout) -> None:
+        """A capture listens for what may follow it; ``end_chars`` end it too."""
+        from callsieve.grammar.api import Capture
+
+        body = lf.body
+        assert isinstance(body, Capture)
+        if not body.end_chars:  # else the position after the end character listens
+            for q in _follow(layout, lf):
+                if q.marker is not None:
+                    self.structural("in_capture", q, layout, scope=lf.name, first=("end_capture",))
+        self.scoped_entries.setdefault("in_capture", {}).setdefault(lf.name, [])
+        g = f"capture:{lf.name}"
+        self.guards[g] = _capture_guard(lf.name)
+        if body.end_chars:
+            after = layout.after[lf.id]
+            for c in body.end_chars:
+                self.char_rows.append(("in_capture", c, after.name, ("end_capture_char",), g))
+
+    def _json_exit(self, lf: Leaf, layout: Layout) -> None:
+        """The outermost container of a JSON body closes: on to what follows it."""
+        dest, enter = self.target(lf, layout) if lf.id in layout.after else ("text", None)
+        if enter is not None:
+            raise GrammarError(f"dialect {layout.dialect.name}: a body may not follow a JSON body directly")
+        g = f"j_ends:{lf.name}"
+        self.guards[g] = _ends_guard(lf.name)
+        n = len(self.json_exits)
+        self.json_exits.append(lf)
+        self.rules += on("j_next", ["rbrace"], dest, "j_close_body", when=[g, "j_in_object"], rank=10 + n)
+        self.rules += on("j_key_first", ["rbrace"], dest, "j_close_body", when=[g], rank=10 + n)
 
     def _openers(self, layouts: tuple[Layout, ...]) -> None:
         """Block openers in prose; those several dialects share become forks."""
@@ -234,13 +311,29 @@ class _Composer:
 
     def _fork(self, group: list[tuple[Layout, Leaf]]) -> None:
         cands: list[ForkCandidate] = []
+        dests: dict[str, str] = {}
         for layout, lf in group:
             if lf.kind != "block_open":
                 raise GrammarError(f"dialect {layout.dialect.name}: a bare block's first marker {lf.label()!r} is shared with another dialect")
-            after = layout.after[lf.id]
-            follow = [x for x in after.follow if x.marker is not None]
-            decider = Matcher([Entry(f"decide:{x.label()}", x.marker) for x in follow if x.marker is not None])
-            cands.append(ForkCandidate(layout.dialect.name, lf.spec, decider, lf.marker))
+            dest, enter = self.target(lf, layout)
+            dests[layout.dialect.name] = dest
+            decide = lf.spec.block.decide
+            if decide is not None:
+                firsts = [decide]
+            else:
+                firsts = []
+                for x in layout.after[lf.id].follow:
+                    if x.marker is not None:
+                        firsts.append(x.marker)
+                    elif x.kind in ("json_args", "json_call"):
+                        firsts.append(Marker(r"\{", ("{",), "{"))
+                    else:
+                        raise GrammarError(
+                            f"dialect {layout.dialect.name}: its opener {lf.label()!r} is shared and what follows it "
+                            f"({x.label()}) cannot tell it apart: declare Block(decide=...)"
+                        )
+            decider = Matcher([Entry(f"decide:{m.shown()}", m) for m in firsts])
+            cands.append(ForkCandidate(layout.dialect.name, lf.spec, decider, lf.marker, enter))
         for i, a in enumerate(cands):
             for b in cands[i + 1 :]:
                 for ea in a.decider.entries:
@@ -262,12 +355,11 @@ class _Composer:
         shared = Marker(pattern, examples, label)
         self.listen("text", shared, [((), "fork", ("fork_begin",))], fork, key=f"fork:text:{label}")
         for n, c in enumerate(cands):
-            layout = next(l for l, _ in group if l.dialect.name == c.dialect)
-            lf = next(x for l, x in group if l is layout)
-            dest = layout.after[lf.id].name
+            dest = dests[c.dialect]
             gname = f"fork_is:{c.dialect}"
             self.guards[gname] = _fork_guard(c.dialect)
-            self.rules += on("fork", ALL, dest, "fork_bind", "reprocess", when=[gname], rank=RANK_HIT + n)
+            self.rules += on("fork", ALL, dest, "fork_bind", "reprocess", when=[gname], rank=RANK_HIT + self.fork_rows)
+            self.fork_rows += 1
 
     def _finish(self, layouts: tuple[Layout, ...]) -> Machine:
         names = [s.name for s in self.states]
@@ -326,6 +418,11 @@ class _Composer:
                     self.rules += on("maybe_tag", ALL, "text", "end_bare_block", "reprocess", when=[g], rank=ret)
                     self.rules += on("maybe_tag", [EOF_TRIGGER], "text", "end_bare_block", when=[g], rank=ret)
                     ret += 1
+        for k, (state, c, dest, actions, g) in enumerate(self.char_rows):
+            cls = class_of.get(c, OTHER)
+            cg = f"char:{c!r}"
+            self.guards[cg] = _char_guard(c)
+            self.rules += on(state, [cls], dest, *actions, when=[g, cg], rank=20 + k)
         transitions = _expand(self.rules, triggers, start_classes)
         decl = Declaration(tuple(self.states), tuple(transitions), "text", classes)
         ns: dict[str, Any] = dict(self.guards)
@@ -364,6 +461,35 @@ def _expand(rules: Iterable[Rule | Transition], triggers: tuple[str, ...], start
         for t in r.triggers.expand(triggers, start.get(r.source, ())):
             out.append(Transition(t, r.source, r.dest, r.guards, r.actions, r.rank))
     return out
+
+
+def _follow(layout: Layout, lf: Leaf) -> list[Leaf]:
+    pos = layout.after.get(lf.id)
+    return list(pos.follow) if pos is not None else []
+
+
+def _capture_guard(name: str) -> Callable[[Any, str], bool]:
+    def guard(self: Any, ch: str) -> bool:
+        return bool(self.capture_is(name))
+
+    guard.__name__ = f"capture:{name}"
+    return guard
+
+
+def _ends_guard(name: str) -> Callable[[Any, str], bool]:
+    def guard(self: Any, ch: str) -> bool:
+        return bool(self.j_ends(name))
+
+    guard.__name__ = f"j_ends:{name}"
+    return guard
+
+
+def _char_guard(c: str) -> Callable[[Any, str], bool]:
+    def guard(self: Any, ch: str) -> bool:
+        return ch == c
+
+    guard.__name__ = f"char:{c!r}"
+    return guard
 
 
 def _hit_guard(key: str) -> Callable[[Any, str], bool]:

@@ -161,3 +161,14 @@ def parse_json_value(raw: str) -> tuple[Any, str | None]:
     if not _finite(v):
         return raw, f"value {raw[:40]!r} is not a finite JSON number"
     return v, None
+
+
+def fits(value: Any, kind: str) -> bool:
+    """Whether a decoded JSON value is of the JSON Schema type ``kind``."""
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "integer":
+        if isinstance(value, bool):
+            return False
+        return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    return _json_type(value) == kind

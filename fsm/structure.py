@@ -23,8 +23,11 @@ from callsieve.grammar.api import (
     Block,
     Body,
     Call,
+    Capture,
     Choose,
     Dialect,
+    JsonArgs,
+    JsonCall,
     JsonValue,
     Many,
     Marker,
@@ -50,20 +53,37 @@ class BlockSpec:
         return self.block.open is None
 
 
+#: Leaves read by a body region of their own rather than as a marker.
+BODY_KINDS = ("capture", "json_args", "json_call")
+
+
 @dataclass(eq=False)
 class Leaf:
     id: int
-    kind: str  # block_open | block_close | call_open | call_close | param_open | value
+    # block_open | block_close | call_open | call_close | mark | param_open | value
+    # | capture | json_args | json_call
+    kind: str
     spec: BlockSpec
     marker: Marker | None = None
     value: Value | None = None
     #: For a value leaf: the parameter open leaf before it (its key and Choose fields).
     param: Param | None = None
+    #: The body node of a capture / json_args / json_call leaf.
+    body: Capture | JsonArgs | JsonCall | None = None
+    #: The call this leaf belongs to (its ``ids`` policy), if any.
+    call: Call | None = None
 
     def label(self) -> str:
         if self.marker is not None:
             return self.marker.shown()
+        if self.body is not None:
+            return self.body.label
         return "value"
+
+    @property
+    def name(self) -> str:
+        """A name for the states and guards of this leaf's body (``kimi_k2.capture1``)."""
+        return f"{self.spec.prefix}{self.kind}{self.id}"
 
 
 @dataclass(eq=False)
@@ -74,6 +94,8 @@ class Position:
     spec: BlockSpec
     follow: tuple[Leaf, ...]
     can_end: bool
+    #: Only ever "after a capture": the capture state listens for its markers itself.
+    captured: bool = False
 
 
 @dataclass(eq=False)
@@ -121,9 +143,12 @@ class _Builder:
         self.follow: dict[int, set[int]] = {}
         self.spec: BlockSpec | None = None
 
-    def leaf(self, kind: str, marker: Marker | None = None, value: Value | None = None, param: Param | None = None) -> _Sets:
+    call: Call | None = None
+
+    def leaf(self, kind: str, marker: Marker | None = None, value: Value | None = None, param: Param | None = None,
+             body: Capture | JsonArgs | JsonCall | None = None) -> _Sets:
         assert self.spec is not None
-        lf = Leaf(len(self.leaves), kind, self.spec, marker, value, param)
+        lf = Leaf(len(self.leaves), kind, self.spec, marker, value, param, body, self.call)
         self.leaves.append(lf)
         self.follow[lf.id] = set()
         return {lf.id}, {lf.id}, False
@@ -141,9 +166,15 @@ class _Builder:
             nullable = nullable and n
         return first, last, nullable
 
-    def node(self, n: Node, kind: str = "marker") -> _Sets:
+    def node(self, n: Node, kind: str = "mark") -> _Sets:
         if isinstance(n, Marker):
             return self.leaf(kind, n)
+        if isinstance(n, Capture):
+            return self.leaf("capture", body=n)
+        if isinstance(n, JsonArgs):
+            return self.leaf("json_args", body=n)
+        if isinstance(n, JsonCall):
+            return self.leaf("json_call", body=n)
         if isinstance(n, Seq):
             return self.seq([self.node(x) for x in n.items])
         if isinstance(n, Many):
@@ -152,20 +183,24 @@ class _Builder:
                 self.follow[x] |= f
             return f, l, nullable or n.min == 0
         if isinstance(n, Call):
-            parts = [self.leaf("call_open", n.open)] + [self.node(x) for x in n.items] + [self.leaf("call_close", n.close)]
+            outer, self.call = self.call, n
+            parts = [self.leaf("call_open", n.open)] + [self.node(x) for x in n.items]
+            if n.close is not None:
+                parts.append(self.leaf("call_close", n.close))
+            self.call = outer
             return self.seq(parts)
         if isinstance(n, Param):
             return self.seq([self.leaf("param_open", n.open), self.leaf("value", value=n.value, param=n)])
         raise GrammarError(f"dialect {self.dialect.name}: {type(n).__name__} is not a structure node")
 
 
-def _role(follow: tuple[Leaf, ...]) -> str:
+def _role(after: Leaf, follow: tuple[Leaf, ...]) -> str:
     kinds = {lf.kind for lf in follow}
-    if "call_open" in kinds:
+    if kinds & {"call_open", "json_call"}:
         return "in_block"
-    if kinds & {"param_open", "call_close"}:
+    if kinds & {"param_open"}:
         return "in_call"
-    return "after_" + "_".join(sorted(kinds)) if kinds else "end"
+    return f"after_{after.kind}"
 
 
 def _bodies(v: Value) -> tuple[Body, ...]:
@@ -211,16 +246,19 @@ def compile_dialect(d: Dialect) -> Layout:
         pos = by_key.get(key)
         if pos is None:
             follow = tuple(b.leaves[x] for x in sorted(follow_ids))
-            name = lf.spec.prefix + _role(follow)
+            role = _role(lf, follow)
+            name = lf.spec.prefix + role
             k = 2
             while name in names:
-                name = f"{lf.spec.prefix}{_role(follow)}_{k}"
+                name = f"{lf.spec.prefix}{role}_{k}"
                 k += 1
             names.add(name)
             pos = Position(name, lf.spec, follow, can_end)
             by_key[key] = pos
             layout.positions.append(pos)
         layout.after[lf.id] = pos
+        if lf.kind == "capture" and not getattr(lf.body, "end_chars", ""):
+            pos.captured = True
     # Values: each param_open leaf enters its value's bodies.
     for lf in b.leaves:
         if lf.kind != "value":

@@ -130,6 +130,38 @@ class Choose:
         return tuple(b for _, b in self.cases) + (self.default,)
 
 
+@dataclass(frozen=True)
+class Capture:
+    """Text up to whatever the structure allows next (a marker, or one of ``end_chars``,
+    which then belongs to the markup), matched whole against ``pattern``. Its named
+    groups give the call's ``name`` and its wire ``id``; a capture that does not match
+    makes the block malformed. At most ``max_chars`` characters."""
+
+    pattern: str
+    end_chars: str = ""
+    max_chars: int = 256
+    label: str = "text"
+
+
+@dataclass(frozen=True)
+class JsonArgs:
+    """A call's arguments as one strict JSON object (streamed as canonical JSON)."""
+
+    label: str = "{…}"
+
+
+@dataclass(frozen=True)
+class JsonCall:
+    """A whole call as one strict JSON object: the name under one of ``name`` keys,
+    the arguments object under one of ``arguments``, a wire id under one of ``id``
+    (keys in any order; other keys are read and ignored)."""
+
+    name: tuple[str, ...] = ("name",)
+    arguments: tuple[str, ...] = ("arguments", "parameters")
+    id: tuple[str, ...] = ()
+    label: str = '{"name": …, "arguments": {…}}'
+
+
 Body = Union[Raw, JsonValue]
 Value = Union[Raw, JsonValue, Choose]
 
@@ -156,17 +188,23 @@ class Seq:
 
 @dataclass(frozen=True)
 class Call:
+    """One call: ``open``, then ``items`` (parameters, captures, markers, JSON
+    arguments), then ``close``. ``ids="wire"``: the call id is the ``id`` a capture or
+    JSON field carries (Kimi ``functions.NAME:IDX``), not a generated one."""
+
     open: Marker
     items: tuple["Node", ...]
-    close: Marker
+    close: Marker | None
+    ids: str
 
-    def __init__(self, open: Marker, *items: "Node", close: Marker) -> None:
+    def __init__(self, open: Marker, *items: "Node", close: Marker | None, ids: str = "generated") -> None:
         object.__setattr__(self, "open", open)
         object.__setattr__(self, "items", tuple(items))
         object.__setattr__(self, "close", close)
+        object.__setattr__(self, "ids", ids)
 
 
-Node = Union[Marker, Param, Many, Seq, Call]
+Node = Union[Marker, Param, Many, Seq, Call, Capture, JsonArgs, JsonCall]
 
 
 @dataclass(frozen=True)
@@ -179,6 +217,9 @@ class Block:
     close_optional: bool = False
     #: Distinguishes the states of several blocks of one dialect ("" for the first).
     name: str = ""
+    #: When dialects share this block's opener: a pattern over what follows the opener
+    #: that tells this block apart (default: derived, the markers that may follow it).
+    decide: Marker | None = None
 
 
 @dataclass(frozen=True)
@@ -256,7 +297,7 @@ def _walk(nodes: object) -> Iterator[object]:
     if isinstance(nodes, Block):
         yield from _walk(tuple(x for x in (nodes.open, nodes.body, nodes.close) if x is not None))
     elif isinstance(nodes, Call):
-        yield from _walk((nodes.open, *nodes.items, nodes.close))
+        yield from _walk(tuple(x for x in (nodes.open, *nodes.items, nodes.close) if x is not None))
     elif isinstance(nodes, Param):
         yield from _walk((nodes.open,))
     elif isinstance(nodes, Many):
@@ -309,10 +350,13 @@ def validate(dialect: Dialect) -> None:
     if not dialect.blocks and not dialect.regions:
         raise GrammarError(f"dialect {dialect.name}: declares no block and no region")
     for n in _walk(dialect.blocks):
-        if isinstance(n, Call) and not _names_something(n.open):
+        named_inside = isinstance(n, Call) and any(
+            isinstance(x, Capture) and "(?P<name>" in x.pattern for x in _walk(n.items)
+        )
+        if isinstance(n, Call) and not _names_something(n.open) and not named_inside:
             raise GrammarError(
                 f"dialect {dialect.name}: call without a name: call open {n.open.shown()!r} has no "
-                "(?P<name>...) group or attribute list to take the name from"
+                "(?P<name>...) group or attribute list, and no capture in the call has one"
             )
         if isinstance(n, Param) and not _names_something(n.open):
             raise GrammarError(
@@ -324,6 +368,21 @@ def validate(dialect: Dialect) -> None:
             raise GrammarError(f"dialect {dialect.name}: a bare block (open=None) must have close_optional=True or close=None")
     for m in dialect.markers():
         validate_marker(m, f"dialect {dialect.name}, marker {m.shown()!r}")
+    for n in _walk(dialect.blocks):
+        if isinstance(n, Capture):
+            try:
+                regex.compile(n.pattern)
+            except regex.error as e:
+                raise GrammarError(f"dialect {dialect.name}: capture pattern {n.pattern!r} does not compile: {e}") from None
+        if isinstance(n, Block) and n.decide is not None:
+            d = n.decide
+            try:
+                pd = regex.compile(d.pattern)
+            except regex.error as e:
+                raise GrammarError(f"dialect {dialect.name}: decide pattern {d.pattern!r} does not compile: {e}") from None
+            for ex in d.examples:
+                if not pd.fullmatch(ex):
+                    raise GrammarError(f"dialect {dialect.name}: decide example {ex!r} does not match its pattern")
 
 
 def first_chars(pattern: str) -> set[str] | None:

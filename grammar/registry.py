@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from callsieve.grammar import dsml, minimax_m2, qwen3_coder, xml
+from callsieve.grammar import deepseek, dsml, hermes, kimi_k2, minimax_m2, qwen3_coder, xml
 from callsieve.grammar.api import Dialect, validate
 from callsieve.grammar.errors import GrammarError, UnknownDialectError
 
-REGISTRY: dict[str, Dialect] = {d.name: d for d in (dsml.DIALECT, xml.DIALECT, qwen3_coder.DIALECT, minimax_m2.DIALECT)}
+REGISTRY: dict[str, Dialect] = {
+    d.name: d
+    for d in (
+        dsml.DIALECT, xml.DIALECT, qwen3_coder.DIALECT, minimax_m2.DIALECT,
+        hermes.DIALECT, kimi_k2.DIALECT, deepseek.V3, deepseek.V31,
+    )
+}
 #: The built-in names; ``Sieve()`` (dialects=None) enables these, not registered extras.
 BUILTIN: tuple[str, ...] = tuple(REGISTRY)
 _checked: set[int] = set()

@@ -75,15 +75,18 @@ class Expected:
     calls: list[tuple[str, dict[str, Any]]]
 
 
-def _close_literals(d: Dialect) -> list[str]:
-    return [ex for m in d.value_closes() for ex in m.examples]
+def close_literals(d: Dialect) -> list[str]:
+    """Markup a value may hold as data: the dialect's value closes, or, for a dialect
+    whose values are JSON strings, any of its markers."""
+    closes = [ex for m in d.value_closes() for ex in m.examples]
+    return closes or sorted({ex for m in d.markers() for ex in m.examples})
 
 
 @st.composite
 def raw_value(draw: st.DrawFn, d: Dialect) -> str:
     """A string value that may contain the dialect's own parameter close, and other
     markup, but never a close directly followed by what would make it a real close."""
-    closes = _close_literals(d)
+    closes = close_literals(d)
     # (no "<![CDATA[": in a dialect with CDATA it would open a section; tested on its own)
     others = ["</tool_call>", "</tool_calls>", "<tool_call>", "]]>", "</think>", "```"]
     tokens = draw(
@@ -107,7 +110,7 @@ def json_value(draw: st.DrawFn, d: Dialect) -> Any:
         st.integers(-1000, 1000),
         st.booleans(),
         st.none(),
-        st.sampled_from(_close_literals(d) + ["a", "</tool_call>", "<b>"]),
+        st.sampled_from(close_literals(d) + ["a", "</tool_call>", "<b>"]),
         SAFE_VALUE,
     )
     return draw(st.recursive(leaf, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(NAME, inner, max_size=3), max_leaves=6))
@@ -120,7 +123,7 @@ def call_of(draw: st.DrawFn, d: Dialect) -> tuple[str, list[tuple[str, str, bool
     params: list[tuple[str, str, bool]] = []
     args: dict[str, Any] = {}
     for key in keys:
-        if d.has_json_values() and draw(st.booleans()):
+        if (d.has_json_values() or not list(d.values())) and draw(st.booleans()):
             v = draw(json_value(d))
             params.append((key, json.dumps(v, ensure_ascii=False), True))
             args[key] = v
@@ -142,7 +145,8 @@ def document(draw: st.DrawFn, d: Dialect) -> tuple[str, Expected]:
         prose = draw(PROSE)
         pieces.append(prose)
         text.append(prose)
-        per_block = 1 if d.name == "qwen3_coder" else draw(st.integers(1, 3))
+        # (these render one block per call, joined by a newline that is not prose)
+        per_block = 1 if d.name in ("qwen3_coder", "hermes") else draw(st.integers(1, 3))
         block_calls = [draw(call_of(d)) for _ in range(per_block)]
         variant = draw(st.integers(0, 64))
         pieces.append(d.render([(n, p) for n, p, _ in block_calls], variant))

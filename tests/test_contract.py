@@ -9,7 +9,7 @@ from hypothesis import given, strategies as st
 
 import callsieve
 from callsieve.events import merged
-from strategies import DIALECTS, Expected, any_dialect, chunks, document, run, soup
+from strategies import DIALECTS, Expected, any_dialect, chunks, close_literals, document, run, soup
 from callsieve.grammar.api import Dialect
 
 
@@ -96,7 +96,7 @@ def test_a_close_inside_a_value_is_data_unless_grammar_follows(data: st.DataObje
     """Values built around the dialect's own literal close come back whole."""
     d = data.draw(any_dialect)
     assert d.render is not None
-    close = data.draw(st.sampled_from([ex for m in d.value_closes() for ex in m.examples]))
+    close = data.draw(st.sampled_from(close_literals(d)))
     tail = data.draw(st.sampled_from(["\nmore", " x", "\nx</tool_call>\nend", "<b>", "\n<parameter"]))
     value = "line\n" + close + tail
     block = d.render([("write", [("content", value, False)])], data.draw(st.integers(0, 64)))

@@ -68,8 +68,8 @@ class ModelBase:
     3. ``overflow``: if the open block passed ``max_block_chars``, fire that trigger.
 
     Registers (the only state besides the machine's own that guards read):
-    ``origin`` (the state a held tag returns to), ``block`` (the open block, its current
-    call and parameter), the classification of the held tag (``_hit``), and the
+    ``origin`` (the state a held tag returns to), ``scope`` (the body shared states
+    read), ``block`` (the open block, its current call and parameter), the classification of the held tag (``_hit``), and the
     fence/code-span run counters of the prose region.
     """
 
@@ -88,6 +88,9 @@ class ModelBase:
         self.next_index = 0
         self.block: Block | None = None
         self.origin = "text"
+        #: The body that shared states (in_param, after_close, json_value, in_capture)
+        #: read for now: its name picks their matcher (``Config.scoped``).
+        self.scope = ""
         #: The last few characters of visible text: is the next one at a line start?
         self.line_tail = "\n"
         # runner control
@@ -148,9 +151,7 @@ class ModelBase:
         m = self.cfg.matchers.get(origin)
         if m is not None:
             return m
-        b = self.block
-        assert b is not None and b.param is not None
-        return self.cfg.scoped[origin][b.param.spec.name]
+        return self.cfg.scoped[origin][self.scope]
 
     def over_limit(self) -> bool:
         b = self.block

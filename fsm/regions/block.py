@@ -18,11 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import json
+
 from callsieve.accum import Pieces
 from callsieve.errors import MalformedBlockError
 from callsieve.events import Diagnostic, ToolCall, ToolCallStart
 from callsieve.grammar.states import EOF_TRIGGER, OVERFLOW, START, Rule, StateDecl, but, on
 from callsieve.regions.tag import TagModel
+from callsieve.schema import fits, types_of
 
 if TYPE_CHECKING:
     from callsieve.regions.value import Param
@@ -40,6 +43,18 @@ class Call:
     args: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     opened_json: bool = False
+    #: ToolCallStart was emitted (or the call will never stream: unknown under a policy)
+    started: bool = False
+    #: an id the wire carried (Kimi ``functions.NAME:IDX``), used when the call's ids are "wire"
+    wire_id: str = ""
+    wire_ids: bool = False
+    #: the arguments come from a JSON body, streamed as canonical JSON text
+    json_args: bool = False
+    args_text: Pieces = field(default_factory=Pieces)
+    args_started: bool = False
+    args_done: bool = False
+    #: canonical text produced before the call's start (its name was not known yet)
+    pending: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -86,6 +101,7 @@ class BlockModel(TagModel):
         leaf = hit.entry.data
         tag = self._take_tag(ch)
         self.bind_block(getattr(leaf, "spec"), tag, self.tag_start)
+        self.enter_body(ch)
 
     def bind_block(self, spec: object, tag: str, start: int) -> None:
         self.flush()
@@ -102,21 +118,108 @@ class BlockModel(TagModel):
     def open_call(self, ch: str) -> None:
         b = self._block()
         hit = self._hit(ch)
+        leaf = getattr(hit.entry.data, "leaf", None)
         tag = self._take_tag(ch)
-        name = hit.fields["name"]
-        tools = self.cfg.tools
-        known = tools is None or name in tools
-        streamed = known or self.cfg.unknown_tool == "call"
-        index: int | None = None
-        if streamed:
-            index = self.next_index
-            self.next_index += 1
-        call = Call(name, index, f"{self.cfg.id_prefix}{index if index is not None else 'x'}", known, b.raw_len)
+        call = self.new_call(b)
+        call.wire_ids = getattr(getattr(leaf, "call", None), "ids", "") == "wire"
+        self._hold(tag)
+        name = hit.fields.get("name")
+        if name:
+            self.name_call(call, name)
+        self.enter_body(ch)
+
+    def new_call(self, b: Block) -> Call:
+        """A call whose name may still be to come (from a capture or a JSON field)."""
+        call = Call("", None, "", False, b.raw_len)
         b.call = call
         b.calls.append(call)
-        self._hold(tag)
-        if index is not None:
-            self._emit(ToolCallStart(index, call.id, name))
+        return call
+
+    def name_call(self, call: Call, name: str) -> None:
+        tools = self.cfg.tools
+        call.name = name
+        call.known = tools is None or name in tools
+        if not call.wire_ids:
+            self.start_call(call)
+
+    def start_call(self, call: Call) -> None:
+        """``ToolCallStart`` once the name (and the wire id, if the call has one) is
+        known; canonical text produced before it follows as one fragment."""
+        if call.started or not call.name:
+            return
+        call.started = True
+        if call.known or self.cfg.unknown_tool == "call":
+            call.index = self.next_index
+            self.next_index += 1
+        if call.wire_ids and call.wire_id:
+            call.id = call.wire_id
+        else:
+            call.id = f"{self.cfg.id_prefix}{call.index if call.index is not None else 'x'}"
+        if call.index is not None:
+            self._emit(ToolCallStart(call.index, call.id, call.name))
+            if call.pending:
+                self._delta(call, "".join(call.pending))
+        call.pending = []
+
+    def finish_call(self, call: Call) -> None:
+        """The call's own markup ended: its arguments are decided."""
+        b = self._block()
+        if not call.name:
+            b.malformed_reason = b.malformed_reason or "a call without a name"
+        self.start_call(call)
+        if call.json_args:
+            text = call.args_text.join()
+            call.args_text = Pieces()
+            try:
+                args = json.loads(text) if text else {}
+            except (ValueError, RecursionError):  # pragma: no cover - the tokenizer checked it
+                b.malformed_reason = b.malformed_reason or "the arguments are not JSON"
+                args = {}
+            if not isinstance(args, dict):
+                b.malformed_reason = b.malformed_reason or "the arguments are not a JSON object"
+                args = {}
+            call.args = args
+            if not text:
+                self._delta(call, "{}")
+            self._check_types(call)
+        else:
+            self._delta(call, "}" if call.opened_json else "{}")
+        call.raw_end = b.raw_len
+        b.call = None
+
+    def _check_types(self, call: Call) -> None:
+        """JSON arguments are never rewritten by the schema (a sent fragment cannot be
+        retracted): a value that does not fit gets a ``type_mismatch`` problem."""
+        tools = self.cfg.tools
+        if tools is None or call.name not in tools:
+            return
+        for key, value in call.args.items():
+            kinds = types_of(tools[call.name].get(key))
+            if kinds is not None and not any(fits(value, k) for k in kinds):
+                call.problems.append(f"{call.name}.{key}: value {json.dumps(value, ensure_ascii=False)[:40]} is not of type {'/'.join(kinds)}")
+
+    def enter_body(self, ch: str = "") -> None:
+        """After a structural marker: enter the body (capture, JSON) it leads to."""
+        target = self.enter_target
+        if target is None:
+            return
+        kind = getattr(target, "kind", "")
+        if kind == "capture":
+            self.capture_begin(ch)
+        elif kind in ("json_args", "json_call"):
+            self.json_begin(ch)
+
+    def hold_mark(self, ch: str) -> None:
+        """A marker inside a call that only separates (Kimi's argument marker)."""
+        self._hold(self._take_tag(ch))
+        self.enter_body(ch)
+
+    # provided by the capture and JSON regions
+    def capture_begin(self, ch: str = "") -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def json_begin(self, ch: str = "") -> None:  # pragma: no cover
+        raise NotImplementedError
 
     # -------------------------------------------------------------- closing
     def close_call(self, ch: str) -> None:
@@ -126,9 +229,7 @@ class BlockModel(TagModel):
         if call is None:
             b.malformed_reason = "call close without a call"
             return
-        self._delta(call, "}" if call.opened_json else "{}")
-        call.raw_end = b.raw_len
-        b.call = None
+        self.finish_call(call)
 
     def close_block(self, ch: str) -> None:
         b = self._block()
@@ -156,7 +257,12 @@ class BlockModel(TagModel):
             self._emit_calls(b)
 
     def _delta(self, call: Call, s: str) -> None:
-        if call.index is None or not s:
+        if not s:
+            return
+        if not call.started:
+            call.pending.append(s)  # sent right after its ToolCallStart
+            return
+        if call.index is None:
             return
         if self.delta_index != call.index and self.delta_buf:
             self.flush()

@@ -52,6 +52,8 @@ class ForkCandidate:
     decider: Matcher
     #: The opener pattern of this dialect (the shared entry may merge several).
     opener: object
+    #: The body the opener leads into in this dialect (a JSON call), if any.
+    enter: object = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -126,7 +128,13 @@ class TagModel(ModelBase):
         self._tag_version += 1
         return j
 
+    #: The body (capture, JSON) the structural marker being taken leads into, if any:
+    #: read by ``enter_body`` after the marker's own action.
+    enter_target: object = None
+
     def _take_tag(self, ch: str) -> str:
+        hit = self._cls[1] if (self._cls_version == self._tag_version and self._cls_ch == ch) else None
+        self.enter_target = getattr(hit.entry.data, "enter", None) if hit is not None else None
         tag = self.tag + ch
         self.tag = ""
         self._tag_version += 1
@@ -204,6 +212,8 @@ class TagModel(ModelBase):
         self.fork = None
         self.fork_held = ""
         self.bind_block(choice.spec, self.fork_tag, self.fork_start)
+        self.enter_target = choice.enter
+        self.enter_body(ch)
         self.pushback = held
 
     def fork_release(self, ch: str) -> None:
@@ -227,6 +237,9 @@ class TagModel(ModelBase):
         raise NotImplementedError
 
     def release_text(self, raw: str, start: int, code: str, why: str) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def enter_body(self, ch: str = "") -> None:  # pragma: no cover
         raise NotImplementedError
 
 

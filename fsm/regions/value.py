@@ -78,6 +78,7 @@ class ValueModel(BlockModel):
             streaming = schema is None or is_string_only(schema)
             style = body.style
         b.param = Param(name, spec, streaming, ValueDecoder(style), schema)
+        self.scope = spec.name
         b.json_depth = 0
         self._hold(tag)
         if streaming:

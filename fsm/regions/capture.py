@@ -1,0 +1,84 @@
+"""Captures: text up to whatever the structure allows next, read whole by a pattern.
+
+A call's name and id may stand as text between markers (Kimi ``functions.NAME:IDX``
+before ``<|tool_call_argument_begin|>``, DeepSeek V3.1 ``NAME`` before
+``<｜tool▁sep｜>``). ``in_capture`` holds that text; it listens for the markers that
+may follow the capture (FOLLOW, derived) and, for a capture with ``end_chars``, ends at
+one of those characters (DeepSeek V3's name line). The held text must match the
+capture's pattern whole; its ``name`` and ``id`` groups go to the call. A capture that
+does not match, or runs past ``max_chars``, makes the block malformed.
+"""
+
+from __future__ import annotations
+
+import regex
+
+from callsieve.grammar.api import Capture
+from callsieve.grammar.states import EOF_TRIGGER, OVERFLOW, START, Region, StateDecl, but, on
+from callsieve.regions.block import BlockModel
+
+
+class CaptureModel(BlockModel):
+    captured = ""
+    capture_leaf: object = None
+
+    def capture_begin(self, ch: str = "") -> None:
+        """Enter the capture the last structural marker leads to (``enter`` target)."""
+        self.captured = ""
+        self.capture_leaf = self.enter_target
+        self.scope = getattr(self.enter_target, "name", "")
+
+    def capture_char(self, ch: str) -> None:
+        self._hold(ch)
+        self.captured += ch
+
+    def capture_run(self, s: str, i: int, j: int) -> int:
+        j = min(j, i + self.run_budget())
+        seg = s[i:j]
+        self._hold(seg)
+        self.captured += seg
+        return j
+
+    def capture_too_long(self, ch: str) -> bool:
+        body = getattr(self.capture_leaf, "body", None)
+        return isinstance(body, Capture) and len(self.captured) >= body.max_chars
+
+    def capture_is(self, leaf_name: str) -> bool:
+        return getattr(self.capture_leaf, "name", None) == leaf_name
+
+    def end_capture(self, ch: str = "") -> None:
+        """The capture ended (a marker that may follow it, or an end character)."""
+        leaf = self.capture_leaf
+        body = getattr(leaf, "body", None)
+        assert isinstance(body, Capture)
+        b = self._block()
+        m = regex.fullmatch(body.pattern, self.captured)
+        self.capture_leaf = None
+        if m is None:
+            b.malformed_reason = f"{self.captured[:60]!r} is not {body.label} ({body.pattern})"
+            return
+        groups = m.groupdict()
+        call = b.call
+        if call is None:
+            return
+        if groups.get("id"):
+            call.wire_id = groups["id"]
+        if groups.get("name"):
+            self.name_call(call, groups["name"].strip())
+
+    def end_capture_char(self, ch: str) -> None:
+        self.end_capture(ch)
+        self._hold(ch)
+
+
+STATES = (StateDecl("in_capture", "text up to what the structure allows next (a name, an id)", in_block=True, owner="capture", sink="capture_char"),)
+
+RULES = (
+    *on("in_capture", but(START), "text", "abort_block", "reprocess", when=["capture_too_long"], rank=1),
+    *on("in_capture", START, "maybe_tag", "tag_begin", rank=10),
+    *on("in_capture", but(START), "in_capture", "capture_char", rank=90),
+    *on("in_capture", [EOF_TRIGGER], "text", "abort_block_eof"),
+    *on("in_capture", [OVERFLOW], "text", "abort_oversized"),
+)
+
+REGION = Region("capture", STATES, RULES, CaptureModel)

@@ -1,0 +1,492 @@
+"""A call's body as strict JSON: ``JsonArgs`` (the arguments object) and ``JsonCall``
+(a whole call, ``{"name": …, "arguments": {…}}``), read by a tokenizer of states.
+
+The text is checked as JSON as it arrives, one state per token kind (``j_*``): a value
+close or any other marker inside a string is data, and anything that is not JSON makes
+the block malformed (text + Diagnostic, never a guessed call): trailing text, a
+duplicate key, non-object arguments, a missing name, nesting past ``MAX_DEPTH``.
+Nesting is a stack of small frames, never recursion.
+
+The arguments stream as *canonical* JSON, the encoding ``json.dumps(arguments,
+ensure_ascii=False)`` gives, so the ``ToolCallDelta`` fragments of a call concatenate
+to ``ToolCall.arguments_json`` exactly, whatever the wire's spacing, escapes or key
+order: keys and strings are decoded and re-encoded (``\\u00fc`` → ``ü``, a surrogate
+pair joined), numbers are re-encoded once complete (``2.50`` → ``2.5``). Canonical text
+produced before the call's name is known (``"arguments"`` before ``"name"``) waits in
+the call and goes out as one fragment right after its ``ToolCallStart``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from callsieve.grammar.api import JsonCall
+from callsieve.grammar.states import ALL, EOF_TRIGGER, OTHER, OVERFLOW, Region, Rule, StateDecl, but, on
+from callsieve.regions import quote
+from callsieve.regions.block import Call
+from callsieve.regions.capture import CaptureModel
+
+#: Deeper than this is no tool call (and Python's json module would recurse past its
+#: limit): the block is malformed.
+MAX_DEPTH = 200
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_NUMBER_CHARS = frozenset("0123456789+-.eE")
+_LITERALS = ("true", "false", "null")
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_HEX = frozenset("0123456789abcdefABCDEF")
+_CTRL = re.compile(r"[\x00-\x1f]")
+
+# Frame roles: what a container (or the value being read) means.
+EMIT = "emit"  # inside the arguments: streamed
+ARGS = "args"  # the arguments object itself: streamed
+CALL = "call"  # the call object of a JsonCall
+SKIP = "skip"  # a value the shape ignores: checked, not streamed
+NAME = "name"  # the call's name (a string)
+ID = "id"  # the call's wire id (a string)
+
+
+@dataclass
+class Frame:
+    kind: str  # "{" or "["
+    role: str
+    keys: set[str] = field(default_factory=set)
+    count: int = 0
+
+
+class JsonBodyModel(CaptureModel):
+    jframes: list[Frame]
+    jshape: object = None  # JsonArgs | JsonCall
+    jleaf: object = None
+    jrole = SKIP  # role of the value about to be read
+    jkey = ""
+    jin_key = False
+    jstr = ""  # decoded key or name/id string so far
+    jtok = ""  # number or literal token so far
+    jhex = ""
+    jhigh = ""  # a high surrogate waiting for its low half
+    jbad = ""  # why the body is not JSON, once known
+
+    # ------------------------------------------------------------ begin / end
+    def json_begin(self, ch: str = "") -> None:
+        """Enter the JSON body the last structural marker leads to."""
+        leaf = self.enter_target
+        self.jleaf = leaf
+        self.jshape = getattr(leaf, "body", None)
+        self.jframes = []
+        self.jrole = CALL if isinstance(self.jshape, JsonCall) else ARGS
+        self.jbad = ""
+        b = self._block()
+        if self.jrole == CALL:
+            call = self.new_call(b)
+            call.json_args = True
+        elif b.call is not None:
+            b.call.json_args = True
+            self.start_call(b.call)
+
+    def _call(self) -> Call | None:
+        b = self.block
+        return b.call if b is not None else None
+
+    def _out(self, s: str) -> None:
+        call = self._call()
+        if call is None:
+            return
+        call.args_text.append(s)
+        self._delta(call, s)
+
+    def _emitting(self) -> bool:
+        return self.jrole in (EMIT, ARGS)
+
+    def j_ws(self, ch: str) -> None:
+        self._hold(ch)
+
+    def j_ws_run(self, s: str, i: int, j: int) -> int:
+        j = min(j, i + self.run_budget())
+        self._hold(s[i:j])
+        return j
+
+    # ---------------------------------------------------------------- guards
+    def j_is_colon(self, ch: str) -> bool:
+        return ch == ":"
+
+    def j_is_comma(self, ch: str) -> bool:
+        return ch == ","
+
+    def j_starts_number(self, ch: str) -> bool:
+        return ch == "-" or "0" <= ch <= "9"
+
+    def j_starts_literal(self, ch: str) -> bool:
+        return ch in "tfn"
+
+    def j_number_char(self, ch: str) -> bool:
+        return ch in _NUMBER_CHARS
+
+    def j_literal_char(self, ch: str) -> bool:
+        tok = self.jtok + ch
+        return any(lit.startswith(tok) for lit in _LITERALS)
+
+    def j_escape_char(self, ch: str) -> bool:
+        return ch in _ESCAPES
+
+    def j_hex_char(self, ch: str) -> bool:
+        return ch in _HEX
+
+    def j_hex_last(self, ch: str) -> bool:
+        return len(self.jhex) == 3
+
+    def j_in_key(self, ch: str) -> bool:
+        return self.jin_key
+
+    def j_in_object(self, ch: str) -> bool:
+        return bool(self.jframes) and self.jframes[-1].kind == "{"
+
+    def j_in_array(self, ch: str) -> bool:
+        return bool(self.jframes) and self.jframes[-1].kind == "["
+
+    def j_ends(self, leaf_name: str) -> bool:
+        """The container about to close is the body's outermost, for this leaf."""
+        return len(self.jframes) == 1 and getattr(self.jleaf, "name", None) == leaf_name
+
+    # ------------------------------------------------------------ containers
+    def _push(self, kind: str) -> bool:
+        role = self.jrole
+        if len(self.jframes) >= MAX_DEPTH:
+            self.jbad = f"JSON nested deeper than {MAX_DEPTH} levels"
+            return False
+        if role in (NAME, ID):
+            self.jbad = f"the call's {role} is not a string"
+            return False
+        if role == ARGS and kind != "{":
+            self.jbad = "the arguments are not a JSON object"
+            return False
+        self.jframes.append(Frame(kind, role))
+        if role in (EMIT, ARGS):
+            self._out(kind)
+        return True
+
+    def j_open_object(self, ch: str) -> None:
+        self._hold(ch)
+        self._before_value()
+        if not self._push("{"):
+            self.j_fail(ch)
+
+    def j_open_array(self, ch: str) -> None:
+        self._hold(ch)
+        self._before_value()
+        if not self._push("["):
+            self.j_fail(ch)
+
+    def j_close(self, ch: str) -> None:
+        """``}`` or ``]`` closes the innermost container (the rows check it matches)."""
+        self._hold(ch)
+        f = self.jframes.pop()
+        if f.role in (EMIT, ARGS):
+            self._out(ch)
+        if f.role == ARGS:
+            call = self._call()
+            if call is not None:
+                call.args_done = True
+        self._after_value()
+
+    def j_close_body(self, ch: str) -> None:
+        """The outermost container closed: the body is complete."""
+        self.j_close(ch)
+        b = self._block()
+        call = b.call
+        if call is None:
+            return
+        if isinstance(self.jshape, JsonCall):
+            if not call.name:
+                b.malformed_reason = "the call object has no name"
+                return
+            self.start_call(call)
+            if not call.args_done:
+                self._out("{}")
+            self.finish_call(call)
+        self.jleaf = None
+
+    def _before_value(self) -> None:
+        """Separators of the canonical text, written when a value begins."""
+        if not self.jframes:
+            return
+        f = self.jframes[-1]
+        if f.kind == "[":
+            if f.role in (EMIT, ARGS) and f.count:
+                self._out(", ")
+            f.count += 1
+            self.jrole = EMIT if f.role in (EMIT, ARGS) else SKIP
+
+    def _after_value(self) -> None:
+        self.jrole = self.jframes[-1].role if self.jframes else SKIP
+
+    # --------------------------------------------------------------- strings
+    def j_string_begin(self, ch: str) -> None:
+        self._hold(ch)
+        self.jstr = ""
+        self.jhigh = ""
+        if not self.jin_key:
+            self._before_value()
+            if self.jrole in (EMIT, ARGS):
+                if self.jrole == ARGS:
+                    self.jbad = "the arguments are not a JSON object"
+                    return
+                self._out('"')
+
+    def j_key_begin(self, ch: str) -> None:
+        self.jin_key = True
+        self.j_string_begin(ch)
+
+    def _text_piece(self, s: str) -> None:
+        if self.jin_key or self.jrole in (NAME, ID):
+            self.jstr += s
+        elif self.jrole in (EMIT, ARGS):
+            self._out(quote(s)[1:-1])
+
+    def _flush_high(self) -> None:
+        if self.jhigh:
+            high, self.jhigh = self.jhigh, ""
+            self._text_piece(high)
+
+    def j_str_char(self, ch: str) -> None:
+        self._hold(ch)
+        self._flush_high()
+        if ch < " ":
+            self._control()
+        self._text_piece(ch)
+
+    def j_str_run(self, s: str, i: int, j: int) -> int:
+        j = min(j, i + self.run_budget())
+        seg = s[i:j]
+        self._hold(seg)
+        self._flush_high()
+        if _CTRL.search(seg):
+            self._control()
+        self._text_piece(seg)
+        return j
+
+    def _control(self) -> None:
+        call = self._call()
+        note = "a raw control character inside a JSON string was read as escaped"
+        if call is not None and note not in call.problems:
+            call.problems.append(note)
+
+    def j_escape(self, ch: str) -> None:
+        self._hold(ch)
+        self._flush_high()
+        self._text_piece(_ESCAPES[ch])
+
+    def j_unicode_begin(self, ch: str) -> None:
+        self._hold(ch)
+        self.jhex = ""
+
+    def j_hex(self, ch: str) -> None:
+        self._hold(ch)
+        self.jhex += ch
+
+    def j_hex_end(self, ch: str) -> None:
+        self._hold(ch)
+        c = chr(int(self.jhex + ch, 16))
+        self.jhex = ""
+        if "\ud800" <= c <= "\udbff":
+            self._flush_high()
+            self.jhigh = c
+        elif "\udc00" <= c <= "\udfff" and self.jhigh:
+            pair = chr(0x10000 + ((ord(self.jhigh) - 0xD800) << 10) + (ord(c) - 0xDC00))
+            self.jhigh = ""
+            self._text_piece(pair)
+        else:
+            self._flush_high()
+            self._text_piece(c)
+
+    def j_string_end(self, ch: str) -> None:
+        self._hold(ch)
+        self._flush_high()
+        if self.jin_key:
+            self.jin_key = False
+            self._key(self.jstr)
+            return
+        role = self.jrole
+        call = self._call()
+        if role in (EMIT, ARGS):
+            self._out('"')
+        elif role == NAME and call is not None:
+            if not self.jstr or len(self.jstr) > 256:
+                self.jbad = "the call's name is empty or too long"
+            else:
+                self.name_call(call, self.jstr)
+        elif role == ID and call is not None:
+            call.wire_id = self.jstr
+        self._after_value()
+
+    def _key(self, key: str) -> None:
+        f = self.jframes[-1]
+        if key in f.keys and f.role != SKIP:
+            self.jbad = f"duplicate key {key!r}"
+        f.keys.add(key)
+        if f.role in (EMIT, ARGS):
+            self._out((", " if f.count else "") + json.dumps(key, ensure_ascii=False) + ": ")
+            f.count += 1
+            self.jrole = EMIT
+        elif f.role == CALL:
+            shape = self.jshape
+            assert isinstance(shape, JsonCall)
+            self.jrole = NAME if key in shape.name else ARGS if key in shape.arguments else ID if key in shape.id else SKIP
+            if self.jrole == ARGS:
+                call = self._call()
+                if call is not None and call.args_started:
+                    self.jbad = f"arguments given twice ({key!r})"
+                elif call is not None:
+                    call.args_started = True
+        else:
+            self.jrole = SKIP
+
+    # ------------------------------------------------------ numbers, literals
+    def j_token_begin(self, ch: str) -> None:
+        self._hold(ch)
+        self._before_value()
+        self.jtok = ch
+
+    def j_token_char(self, ch: str) -> None:
+        self._hold(ch)
+        self.jtok += ch
+
+    def j_number_end(self, ch: str) -> None:
+        tok, self.jtok = self.jtok, ""
+        if not _NUMBER.fullmatch(tok):
+            self.jbad = f"{tok!r} is not a JSON number"
+            return
+        v = json.loads(tok)
+        if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+            self.jbad = f"{tok!r} is not a finite number"
+            return
+        self._scalar(json.dumps(v))
+
+    def j_literal_end(self, ch: str) -> None:
+        tok, self.jtok = self.jtok, ""
+        if tok not in _LITERALS:
+            self.jbad = f"{tok!r} is not a JSON literal"
+            return
+        self._scalar(tok)
+
+    def _scalar(self, canonical: str) -> None:
+        role = self.jrole
+        if role == ARGS:
+            self.jbad = "the arguments are not a JSON object"
+        elif role in (NAME, ID):
+            self.jbad = f"the call's {role} is not a string"
+        elif role == EMIT:
+            self._out(canonical)
+        self._after_value()
+
+    def j_bad(self, ch: str) -> bool:
+        return bool(self.jbad)
+
+    def j_fail(self, ch: str) -> None:
+        """Not JSON: the block is malformed."""
+        b = self._block()
+        b.malformed_reason = b.malformed_reason or (self.jbad or f"unexpected {ch!r} in a JSON body")
+        self.jbad = b.malformed_reason
+
+    def j_abort(self, ch: str) -> None:
+        self.j_fail(ch)
+        self.abort_block(ch)
+
+
+_WS = ["ws", "nl"]
+
+
+def _states() -> tuple[StateDecl, ...]:
+    doc = {
+        "j_start": "before a JSON body: whitespace, then {",
+        "j_value": "a JSON value is expected",
+        "j_array_first": "after [: a value or ]",
+        "j_key_first": "after {: a key or }",
+        "j_key": "after a comma in an object: a key",
+        "j_colon": "after a key: the colon",
+        "j_next": "after a value: a comma or the container's close",
+        "j_string": "inside a JSON string: markup is data",
+        "j_escape": "after a backslash in a JSON string",
+        "j_unicode": "in a \\u escape: four hex digits",
+        "j_number": "inside a JSON number",
+        "j_literal": "inside true, false or null",
+    }
+    return tuple(StateDecl(n, d, in_block=True, owner="json_body") for n, d in doc.items())
+
+
+def _rules() -> tuple[object, ...]:
+    r: list[object] = []
+
+    def value_starts(s: str) -> None:
+        r.extend(on(s, _WS, s, "j_ws", rank=1))
+        r.extend(on(s, ["quote"], "j_string", "j_string_begin", rank=2))
+        r.extend(on(s, ["lbrace"], "j_key_first", "j_open_object", rank=3))
+        r.extend(on(s, ["lbrack"], "j_array_first", "j_open_array", rank=4))
+        r.extend(on(s, [OTHER], "j_number", "j_token_begin", when=["j_starts_number"], rank=5))
+        r.extend(on(s, [OTHER], "j_literal", "j_token_begin", when=["j_starts_literal"], rank=6))
+
+    r.extend(on("j_start", _WS, "j_start", "j_ws", rank=1))
+    r.extend(on("j_start", ["lbrace"], "j_key_first", "j_open_object", rank=3))
+    value_starts("j_value")
+    value_starts("j_array_first")
+    for s in ("j_key_first", "j_key"):
+        r.extend(on(s, _WS, s, "j_ws", rank=1))
+        r.extend(on(s, ["quote"], "j_string", "j_key_begin", rank=2))
+    r.extend(on("j_colon", _WS, "j_colon", "j_ws", rank=1))
+    r.extend(on("j_colon", [OTHER], "j_value", "j_ws", when=["j_is_colon"], rank=2))
+    r.extend(on("j_next", _WS, "j_next", "j_ws", rank=1))
+    r.extend(on("j_next", [OTHER], "j_key", "j_ws", "j_after_comma", when=["j_is_comma", "j_in_object"], rank=2))
+    r.extend(on("j_next", [OTHER], "j_value", "j_ws", "j_after_comma", when=["j_is_comma", "j_in_array"], rank=3))
+    # closing a container: the outermost one's rows are generated per body (j_ends:LEAF)
+    for s, trig, guard in (("j_next", "rbrace", "j_in_object"), ("j_next", "rbrack", "j_in_array"),
+                           ("j_key_first", "rbrace", "j_in_object"), ("j_array_first", "rbrack", "j_in_array")):
+        r.extend(on(s, [trig], "j_next", "j_close", when=[guard], rank=50))
+    # strings
+    r.extend(on("j_string", ["quote"], "j_colon", "j_string_end", when=["j_in_key"], rank=1))
+    r.extend(on("j_string", ["quote"], "j_next", "j_string_end", rank=2))
+    r.extend(on("j_string", ["bslash"], "j_escape", "j_hold_escape", rank=3))
+    r.extend(on("j_string", but("quote", "bslash"), "j_string", "j_str_char", rank=90))
+    r.extend(on("j_escape", ["quote", "bslash"], "j_string", "j_escape", rank=1))
+    r.extend(on("j_escape", [OTHER], "j_unicode", "j_unicode_begin", when=["j_is_u"], rank=2))
+    r.extend(on("j_escape", [OTHER], "j_string", "j_escape", when=["j_escape_char"], rank=3))
+    r.extend(on("j_unicode", [OTHER], "j_string", "j_hex_end", when=["j_hex_char", "j_hex_last"], rank=1))
+    r.extend(on("j_unicode", [OTHER], "j_unicode", "j_hex", when=["j_hex_char"], rank=2))
+    # numbers and literals end at the first character that cannot continue them
+    r.extend(on("j_number", [OTHER], "j_number", "j_token_char", when=["j_number_char"], rank=1))
+    r.extend(on("j_number", ALL, "j_next", "j_number_end", "reprocess", rank=80))
+    r.extend(on("j_literal", [OTHER], "j_literal", "j_token_char", when=["j_literal_char"], rank=1))
+    r.extend(on("j_literal", ALL, "j_next", "j_literal_end", "reprocess", rank=80))
+    # Anything else is not JSON. A value found wrong while read (jbad: a duplicate key,
+    # a bad number) fails at the next structural step. j_string keeps one row per class
+    # so its run of plain characters is one bulk scan; numbers and literals end on any
+    # character, which the next state then judges.
+    covered = {"j_string", "j_number", "j_literal"}
+    for st in _states():
+        if st.name != "j_string":
+            r.extend(on(st.name, ALL, "text", "j_abort", "reprocess", when=["j_bad"], rank=0))
+        if st.name not in covered:
+            # every class this state has no unguarded row for
+            done = {t for x in r if isinstance(x, Rule) and x.source == st.name and not x.guards for t in x.triggers.named}
+            r.extend(on(st.name, but(*sorted(done)), "text", "j_abort", "reprocess", rank=99))
+        r.extend(on(st.name, [EOF_TRIGGER], "text", "abort_block_eof"))
+        r.extend(on(st.name, [OVERFLOW], "text", "abort_oversized"))
+    return tuple(r)
+
+
+class JsonBodyExtras(JsonBodyModel):
+    def j_after_comma(self, ch: str) -> None:
+        f = self.jframes[-1]
+        self.jrole = f.role if f.kind == "{" else (EMIT if f.role in (EMIT, ARGS) else SKIP)
+
+    def j_hold_escape(self, ch: str) -> None:
+        self._hold(ch)
+
+    def j_is_u(self, ch: str) -> bool:
+        return ch == "u"
+
+
+STATES = _states()
+RULES: tuple[Any, ...] = _rules()
+REGION = Region("json_body", STATES, RULES, JsonBodyExtras)

@@ -1,0 +1,96 @@
+"""DeepSeek V3 / R1 (fenced JSON) and V3.1 (raw JSON): one module, two dialects.
+
+Wire formats (shared/reference/dialects.md §2, §3)::
+
+    V3:   <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather
+          ```json
+          {"location": "Tokyo"}
+          ```<｜tool▁call▁end｜><｜tool▁calls▁end｜>
+    V3.1: <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"location": "Tokyo"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>
+
+Both open with the same two markers; only what follows ``<｜tool▁call▁begin｜>`` tells
+them apart (``function<｜tool▁sep｜>NAME`` vs ``NAME<｜tool▁sep｜>{``), so each block
+declares a ``decide`` pattern over the text after the section opener. In V3 the
+```` ```json ```` fence is grammar, not prose.
+"""
+
+from __future__ import annotations
+
+import json
+
+from callsieve.grammar.api import Block, Call, Capture, Dialect, JsonArgs, Many, Marker
+
+BAR, SP = "\uff5c", "\u2581"
+
+
+def special(name: str) -> Marker:
+    text = f"<{BAR}{name.replace(' ', SP)}{BAR}>"
+    pattern = "<" + BAR + name.replace(" ", SP) + BAR + ">"
+    return Marker(pattern, (text,), text)
+
+
+CALLS = special("tool calls begin")
+CALLS_END = special("tool calls end")
+CALL = special("tool call begin")
+CALL_END = special("tool call end")
+SEP = special("tool sep")
+FENCE = Marker(r"```(?i:json)", ("```json", "```JSON"), "```json")
+FENCE_END = Marker(r"```", ("```",), "```")
+
+NAME = r"\s*(?P<name>[^\s<{}]{1,128})\s*"
+_C, _S = CALL.examples[0], SEP.examples[0]
+
+V3_BLOCK = Block(
+    CALLS,
+    Many(Call(
+        CALL, Capture(r"\s*function\s*", label="function"), SEP, Capture(NAME, end_chars="\n", label="NAME"),
+        FENCE, JsonArgs(), FENCE_END, close=CALL_END,
+    ), min=1),
+    CALLS_END,
+    decide=Marker(
+        rf"\s*{_C}\s*function\s*{_S}\s*[^\s{{<]",
+        (f"{_C}function{_S}g", f"\n{_C} function {_S} x"),
+        "function<｜tool▁sep｜>NAME",
+    ),
+)
+V31_BLOCK = Block(
+    CALLS,
+    Many(Call(CALL, Capture(NAME, label="NAME"), SEP, JsonArgs(), close=CALL_END), min=1),
+    CALLS_END,
+    decide=Marker(rf"\s*{_C}[^<]{{1,128}}{_S}\s*\{{", (f"{_C}get_weather{_S}{{", f"{_C}function{_S} {{"), "NAME<｜tool▁sep｜>{"),
+)
+
+
+def render_v3(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 0) -> str:
+    out = [CALLS.examples[0]]
+    for i, (name, params) in enumerate(calls):
+        args = {k: (json.loads(v) if is_json else v) for k, v, is_json in params}
+        body = json.dumps(args, ensure_ascii=False, indent=2 if variant % 2 else None)
+        out.append(("\n" if i else "") + f"{_C}function{_S}{name}\n```json\n{body}\n```{CALL_END.examples[0]}")
+    out.append(CALLS_END.examples[0])
+    return "".join(out)
+
+
+def render_v31(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 0) -> str:
+    out = [CALLS.examples[0]]
+    for name, params in calls:
+        args = {k: (json.loads(v) if is_json else v) for k, v, is_json in params}
+        out.append(f"{_C}{name}{_S}{json.dumps(args, ensure_ascii=False)}{CALL_END.examples[0]}")
+    out.append(CALLS_END.examples[0])
+    return "".join(out)
+
+
+V3 = Dialect(
+    name="deepseek_v3",
+    title="DeepSeek V3 / R1 (function<｜tool▁sep｜>NAME + ```json)",
+    blocks=(V3_BLOCK,),
+    sample=render_v3([("get_weather", [("location", "Tokyo", False)])]),
+    render=render_v3,
+)
+V31 = Dialect(
+    name="deepseek_v31",
+    title="DeepSeek V3.1 (NAME<｜tool▁sep｜>{…})",
+    blocks=(V31_BLOCK,),
+    sample=render_v31([("get_weather", [("location", "Tokyo", False)])]),
+    render=render_v31,
+)

@@ -1,0 +1,46 @@
+"""Hermes / Qwen2.5 / Qwen3 JSON: ``<tool_call>{"name": …, "arguments": {…}}</tool_call>``.
+
+Wire format (shared/reference/dialects.md §5)::
+
+    <tool_call>
+    {"name": "get_weather", "arguments": {"city": "Paris"}}
+    </tool_call>
+
+One call per block, several blocks in a row. The body is one strict JSON object: the
+name under ``name``, the arguments object under ``arguments`` (or ``parameters``), in
+any key order. A ``</tool_call>`` inside a JSON string is data (sglang PR #28698). It
+shares ``<tool_call>`` with qwen3_coder (and GLM): what follows the opener decides.
+"""
+
+from __future__ import annotations
+
+import json
+
+from callsieve.grammar.api import Block, Dialect, JsonCall, Marker
+from callsieve.grammar.tags import close_tag, open_tag
+
+TOOL_CALL = Marker(open_tag("tool_call"), ("<tool_call>",), "<tool_call>")
+TOOL_CALL_END = Marker(close_tag("tool_call"), ("</tool_call>",), "</tool_call>")
+
+BLOCK = Block(TOOL_CALL, JsonCall(), TOOL_CALL_END)
+
+
+def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 0) -> str:
+    """One block per call, as the Qwen template writes them; odd variants put the
+    arguments before the name, and every third one leaves out the newlines."""
+    out = []
+    for name, params in calls:
+        args = {k: (json.loads(v) if is_json else v) for k, v, is_json in params}
+        body = {"arguments": args, "name": name} if variant % 2 else {"name": name, "arguments": args}
+        nl = "" if variant % 3 == 2 else "\n"
+        out.append(f"<tool_call>{nl}{json.dumps(body, ensure_ascii=variant % 4 == 3)}{nl}</tool_call>")
+    return "\n".join(out)
+
+
+DIALECT = Dialect(
+    name="hermes",
+    title='Hermes / Qwen JSON (<tool_call>{"name": …}</tool_call>)',
+    blocks=(BLOCK,),
+    sample=render([("get_weather", [("city", "Paris", False), ("days", "3", True)])]),
+    render=render,
+)

@@ -1,0 +1,56 @@
+"""Kimi K2: special-token sections, ``functions.NAME:IDX`` call ids, JSON arguments.
+
+Wire format (shared/reference/dialects.md §7)::
+
+    <|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": "Beijing"}<|tool_call_end|><|tool_calls_section_end|>
+
+The call text is the wire id (kept as the call's id) and holds the name; names may
+hold ``-`` and ``.`` (SGLang's ``[\\w.]+`` drops the first; vLLM's ``split(".")[-1]``
+cuts ``mcp.read`` to ``read``). vLLM's singular section spelling is accepted.
+"""
+
+from __future__ import annotations
+
+import json
+
+from callsieve.grammar.api import Block, Call, Capture, Dialect, JsonArgs, Many, Marker
+
+
+def special(*names: str) -> Marker:
+    alts = "|".join(names)
+    return Marker(rf"<\|(?:{alts})\|>", tuple(f"<|{n}|>" for n in names), f"<|{names[0]}|>")
+
+
+SECTION = special("tool_calls_section_begin", "tool_call_section_begin")
+SECTION_END = special("tool_calls_section_end", "tool_call_section_end")
+CALL = special("tool_call_begin")
+ARGUMENTS = special("tool_call_argument_begin")
+CALL_END = special("tool_call_end")
+
+#: ``functions.NAME:IDX``; the whole is the id, NAME the name.
+CALL_ID = r"\s*(?P<id>(?:functions\.)?(?P<name>[^\s:<]{1,128}?)(?::[0-9]{1,9})?)\s*"
+
+BLOCK = Block(
+    SECTION,
+    Many(Call(CALL, Capture(CALL_ID, label="functions.NAME:IDX"), ARGUMENTS, JsonArgs(), close=CALL_END, ids="wire"), min=1),
+    SECTION_END,
+)
+
+
+def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 0) -> str:
+    parts = ["<|tool_calls_section_begin|>"]
+    sep = "\n" if variant % 2 else ""
+    for i, (name, params) in enumerate(calls):
+        args = {k: (json.loads(v) if is_json else v) for k, v, is_json in params}
+        parts.append(f"{sep}<|tool_call_begin|>functions.{name}:{i}<|tool_call_argument_begin|>{json.dumps(args, ensure_ascii=False)}<|tool_call_end|>")
+    parts.append(f"{sep}<|tool_calls_section_end|>")
+    return "".join(parts)
+
+
+DIALECT = Dialect(
+    name="kimi_k2",
+    title="Kimi K2 (<|tool_call_begin|>functions.NAME:IDX)",
+    blocks=(BLOCK,),
+    sample=render([("get_weather", [("city", "Beijing", False)])]),
+    render=render,
+)
