@@ -319,7 +319,10 @@ class BlockModel(TagModel):
         """Something that is not grammar where only markup may stand."""
         b = self._block()
         self.block = None
-        self._release(b, "malformed_block", f"unexpected {ch!r} in a {b.dialect_name} block at offset {self.pos}")
+        why = f"unexpected {ch!r} in a {b.dialect_name} block at offset {self.pos}"
+        if b.malformed_reason:
+            why = f"{b.malformed_reason} (in a {b.dialect_name} block, seen at offset {self.pos})"
+        self._release(b, "malformed_block", why)
         if self.tag:
             self.pushback = self.tag
             self.tag = ""
