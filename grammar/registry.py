@@ -17,14 +17,14 @@ REGISTRY: dict[str, Dialect] = {
 }
 #: The built-in names; ``Sieve()`` (dialects=None) enables these, not registered extras.
 BUILTIN: tuple[str, ...] = tuple(REGISTRY)
-_checked: set[int] = set()
+_checked: set[Dialect] = set()
 
 
 def _checked_dialect(d: Dialect) -> Dialect:
-    # Validated once per dialect object (a registered name resolves to the same object).
-    if id(d) not in _checked:
+    # Validated once per distinct dialect (dialects are frozen: equal ones are equally valid).
+    if d not in _checked:
         validate(d)
-        _checked.add(id(d))
+        _checked.add(d)
     return d
 
 
