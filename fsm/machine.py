@@ -72,6 +72,7 @@ from callsieve.grammar.states import (
     StateDecl,
     Transition,
     Triggers,
+    but,
     on,
 )
 from callsieve.matcher import Entry, Matcher
@@ -101,7 +102,9 @@ class Act:
 
 
 #: The state a body leaf is read in, when a marker leads straight into it.
-BODY_ENTRY = {"capture": "in_capture", "json_args": "j_start", "json_call": "j_start"}
+BODY_ENTRY = {"capture": "in_capture", "json_args": "j_start", "json_call": "j_start", "json_calls": "j_start"}
+#: The character classes a JSON body may begin with, per leaf kind.
+JSON_START = {"json_args": "lbrace", "json_call": "lbrace", "json_calls": "lbrack"}
 
 
 @dataclass(eq=False)
@@ -139,6 +142,8 @@ class _Composer:
         self.char_rows: list[tuple[str, str, str, tuple[str, ...], str]] = []
         self.json_exits: list[Leaf] = []
         self.fork_rows = 0
+        #: generated actions (``enter:LEAF``), added to the model like the guards
+        self.actions: dict[str, Callable[..., None]] = {}
 
     # ------------------------------------------------------------ listen rules
     def listen(self, origin: str, marker: Marker, rows: list[tuple[tuple[str, ...], str, tuple[str, ...]]],
@@ -164,14 +169,9 @@ class _Composer:
         if after is None:
             raise GrammarError(f"dialect {layout.dialect.name}: nothing may follow {lf.label()!r} and the block cannot end there")
         bodies = [x for x in after.follow if x.kind in BODY_ENTRY]
-        if bodies:
-            if len(after.follow) > 1 or after.can_end:
-                raise GrammarError(
-                    f"dialect {layout.dialect.name}: after {lf.label()!r} a {bodies[0].label()} or something else may "
-                    "follow; a body must be the only thing that may follow a marker"
-                )
+        if len(bodies) == 1 and len(after.follow) == 1 and not after.can_end:
             return BODY_ENTRY[bodies[0].kind], bodies[0]
-        return after.name, None
+        return after.name, None  # a position; with several bodies it routes by first character
 
     def structural(self, origin: str, lf: Leaf, layout: Layout, scope: str | None = None, first: tuple[str, ...] = ()) -> None:
         """The listen rule of a structural marker leaf read at ``origin``."""
@@ -234,17 +234,19 @@ class _Composer:
             if lf.kind == "capture" and p is not None and not p.captured:
                 entered.add(p.name)  # a capture that ends at a character leads here
         for pos in layout.positions:
-            if any(x.kind in BODY_ENTRY for x in pos.follow) or pos.name not in entered:
+            bodies = [x for x in pos.follow if x.kind in BODY_ENTRY]
+            if (len(bodies) == 1 and len(pos.follow) == 1 and not pos.can_end) or pos.name not in entered:
                 continue  # a marker leads straight into the body, or only a capture is before it
             self.states.append(position_state(pos))
-            self.rules += position_rules(pos)
+            covered, rest = self._route(pos, bodies, layout)
+            self.rules += position_rules(pos, covered, rest)
             for lf in pos.follow:
                 if lf.marker is not None:
                     self.structural(pos.name, lf, layout)
         for lf in layout.leaves:
             if lf.kind == "capture":
                 self._capture(lf, layout)
-            elif lf.kind in ("json_args", "json_call"):
+            elif lf.kind in ("json_args", "json_call", "json_calls"):
                 self._json_exit(lf, layout)
         for specs in layout.values.values():
             for s in specs:
@@ -255,6 +257,28 @@ class _Composer:
                 for lf in s.follow:
                     if lf.marker is not None:
                         self.structural("after_close", lf, layout, scope=s.name, first=("commit_value",))
+
+    def _route(self, pos: object, bodies: list[Leaf], layout: Layout) -> tuple[tuple[str, ...], bool]:
+        """A position where several bodies may begin: the first character decides
+        (``{``/``[`` for JSON bodies, anything else for the one capture)."""
+        name = getattr(pos, "name")
+        captures = [b for b in bodies if b.kind == "capture"]
+        if len(captures) > 1:
+            raise GrammarError(f"dialect {layout.dialect.name}: two captures may begin at {name}: nothing tells them apart")
+        taken: list[str] = []
+        for k, b in enumerate(bodies):
+            act = f"enter:{b.name}"
+            self.actions[act] = _enter_action(b)
+            if b.kind in JSON_START:
+                cls = JSON_START[b.kind]
+                if cls in taken:
+                    raise GrammarError(f"dialect {layout.dialect.name}: two JSON bodies may begin with the same character at {name}")
+                taken.append(cls)
+                self.rules += on(name, [cls], "j_start", act, "reprocess", rank=30 + k)
+        for b in captures:
+            act = f"enter:{b.name}"
+            self.rules += on(name, but("ws", "nl", START, *taken), "in_capture", act, "reprocess", rank=80)
+        return tuple(taken), bool(captures)
 
     def _capture(self, lf: Leaf, layout: Layout) -> None:
         """A capture listens for what may follow it; ``end_chars`` end it too."""
@@ -283,8 +307,12 @@ class _Composer:
         self.guards[g] = _ends_guard(lf.name)
         n = len(self.json_exits)
         self.json_exits.append(lf)
-        self.rules += on("j_next", ["rbrace"], dest, "j_close_body", when=[g, "j_in_object"], rank=10 + n)
-        self.rules += on("j_key_first", ["rbrace"], dest, "j_close_body", when=[g], rank=10 + n)
+        if lf.kind == "json_calls":
+            self.rules += on("j_next", ["rbrack"], dest, "j_close_body", when=[g, "j_in_array"], rank=10 + n)
+            self.rules += on("j_array_first", ["rbrack"], dest, "j_close_body", when=[g], rank=10 + n)
+        else:
+            self.rules += on("j_next", ["rbrace"], dest, "j_close_body", when=[g, "j_in_object"], rank=10 + n)
+            self.rules += on("j_key_first", ["rbrace"], dest, "j_close_body", when=[g], rank=10 + n)
 
     def _openers(self, layouts: tuple[Layout, ...]) -> None:
         """Block openers in prose; those several dialects share become forks."""
@@ -303,9 +331,12 @@ class _Composer:
                 assert lf.marker is not None
                 if lf.kind == "block_open":
                     self.structural("text", lf, layout)
+                elif lf.kind == "mark":  # a bare block's first marker that opens no call
+                    dest, enter = self.target(lf, layout)
+                    self.listen("text", lf.marker, [((), dest, ("open_bare_block",))], Act(lf, (), enter))
                 else:  # the first call of a bare block
-                    after = layout.after[lf.id]
-                    self.listen("text", lf.marker, [((), after.name, ("open_bare_call",))], Act(lf), needs_name=True)
+                    dest, enter = self.target(lf, layout)
+                    self.listen("text", lf.marker, [((), dest, ("open_bare_call",))], Act(lf, (), enter), needs_name=True)
                 continue
             self._fork(g)
 
@@ -426,6 +457,7 @@ class _Composer:
         transitions = _expand(self.rules, triggers, start_classes)
         decl = Declaration(tuple(self.states), tuple(transitions), "text", classes)
         ns: dict[str, Any] = dict(self.guards)
+        ns.update(self.actions)
         ns["SINKS"] = sinks
         ns["__module__"] = __name__
         _check_mixins(self.models)
@@ -466,6 +498,15 @@ def _expand(rules: Iterable[Rule | Transition], triggers: tuple[str, ...], start
 def _follow(layout: Layout, lf: Leaf) -> list[Leaf]:
     pos = layout.after.get(lf.id)
     return list(pos.follow) if pos is not None else []
+
+
+def _enter_action(leaf: Leaf) -> Callable[[Any, str], None]:
+    def action(self: Any, ch: str) -> None:
+        self.enter_target = leaf
+        self.enter_body(ch)
+
+    action.__name__ = f"enter:{leaf.name}"
+    return action
 
 
 def _capture_guard(name: str) -> Callable[[Any, str], bool]:

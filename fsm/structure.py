@@ -26,10 +26,13 @@ from callsieve.grammar.api import (
     Capture,
     Choose,
     Dialect,
+    Alt,
     JsonArgs,
     JsonCall,
+    JsonCalls,
     JsonValue,
     Many,
+    Opt,
     Marker,
     Node,
     Param,
@@ -54,7 +57,7 @@ class BlockSpec:
 
 
 #: Leaves read by a body region of their own rather than as a marker.
-BODY_KINDS = ("capture", "json_args", "json_call")
+BODY_KINDS = ("capture", "json_args", "json_call", "json_calls")
 
 
 @dataclass(eq=False)
@@ -69,9 +72,11 @@ class Leaf:
     #: For a value leaf: the parameter open leaf before it (its key and Choose fields).
     param: Param | None = None
     #: The body node of a capture / json_args / json_call leaf.
-    body: Capture | JsonArgs | JsonCall | None = None
+    body: Capture | JsonArgs | JsonCall | JsonCalls | None = None
     #: The call this leaf belongs to (its ``ids`` policy), if any.
     call: Call | None = None
+    #: The leaf begins its call (a call with no open marker starts here).
+    starts_call: bool = False
 
     def label(self) -> str:
         if self.marker is not None:
@@ -146,7 +151,7 @@ class _Builder:
     call: Call | None = None
 
     def leaf(self, kind: str, marker: Marker | None = None, value: Value | None = None, param: Param | None = None,
-             body: Capture | JsonArgs | JsonCall | None = None) -> _Sets:
+             body: Capture | JsonArgs | JsonCall | JsonCalls | None = None) -> _Sets:
         assert self.spec is not None
         lf = Leaf(len(self.leaves), kind, self.spec, marker, value, param, body, self.call)
         self.leaves.append(lf)
@@ -175,16 +180,39 @@ class _Builder:
             return self.leaf("json_args", body=n)
         if isinstance(n, JsonCall):
             return self.leaf("json_call", body=n)
+        if isinstance(n, JsonCalls):
+            return self.leaf("json_calls", body=n)
+        if isinstance(n, Opt):
+            f, l, _n = self.node(n.item)
+            return f, l, True
+        if isinstance(n, Alt):
+            first: set[int] = set()
+            last: set[int] = set()
+            nullable = False
+            for item in n.items:
+                f, l, nx = self.node(item)
+                first |= f
+                last |= l
+                nullable = nullable or nx
+            return first, last, nullable
         if isinstance(n, Seq):
             return self.seq([self.node(x) for x in n.items])
         if isinstance(n, Many):
             f, l, nullable = self.node(n.item)
-            for x in l:
-                self.follow[x] |= f
+            for leaf_id in l:
+                self.follow[leaf_id] |= f
             return f, l, nullable or n.min == 0
         if isinstance(n, Call):
             outer, self.call = self.call, n
-            parts = [self.leaf("call_open", n.open)] + [self.node(x) for x in n.items]
+            parts = [self.leaf("call_open", n.open)] if n.open is not None else []
+            mark = len(self.leaves)
+            parts += [self.node(x) for x in n.items]
+            if n.open is None:
+                f, _l, _n = parts[0]
+                for leaf_id in f:
+                    self.leaves[leaf_id].starts_call = True
+                if any(self.leaves[i].kind != "capture" for i in f) or mark not in f:
+                    raise GrammarError(f"dialect {self.dialect.name}: a call without an open marker must begin with a capture")
             if n.close is not None:
                 parts.append(self.leaf("call_close", n.close))
             self.call = outer
@@ -196,7 +224,7 @@ class _Builder:
 
 def _role(after: Leaf, follow: tuple[Leaf, ...]) -> str:
     kinds = {lf.kind for lf in follow}
-    if kinds & {"call_open", "json_call"}:
+    if kinds & {"call_open", "json_call", "json_calls"} or any(lf.starts_call for lf in follow):
         return "in_block"
     if kinds & {"param_open"}:
         return "in_call"

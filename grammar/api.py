@@ -162,6 +162,15 @@ class JsonCall:
     label: str = '{"name": …, "arguments": {…}}'
 
 
+@dataclass(frozen=True)
+class JsonCalls:
+    """Several calls as one strict JSON array of call objects (Mistral v2/v3:
+    ``[{"name": …, "arguments": {…}, "id": "…"}, …]``)."""
+
+    call: JsonCall = JsonCall()
+    label: str = '[{"name": …}, …]'
+
+
 Body = Union[Raw, JsonValue]
 Value = Union[Raw, JsonValue, Choose]
 
@@ -179,6 +188,22 @@ class Many:
 
 
 @dataclass(frozen=True)
+class Opt:
+    item: "Node"
+
+
+@dataclass(frozen=True)
+class Alt:
+    """One of several nodes, told apart by what each begins with: markers, or at most
+    one capture beside JSON bodies (``{``, ``[``), decided by the first character."""
+
+    items: tuple["Node", ...]
+
+    def __init__(self, *items: "Node") -> None:
+        object.__setattr__(self, "items", tuple(items))
+
+
+@dataclass(frozen=True)
 class Seq:
     items: tuple["Node", ...]
 
@@ -192,19 +217,19 @@ class Call:
     arguments), then ``close``. ``ids="wire"``: the call id is the ``id`` a capture or
     JSON field carries (Kimi ``functions.NAME:IDX``), not a generated one."""
 
-    open: Marker
+    open: Marker | None
     items: tuple["Node", ...]
     close: Marker | None
     ids: str
 
-    def __init__(self, open: Marker, *items: "Node", close: Marker | None, ids: str = "generated") -> None:
+    def __init__(self, open: Marker | None, *items: "Node", close: Marker | None, ids: str = "generated") -> None:
         object.__setattr__(self, "open", open)
         object.__setattr__(self, "items", tuple(items))
         object.__setattr__(self, "close", close)
         object.__setattr__(self, "ids", ids)
 
 
-Node = Union[Marker, Param, Many, Seq, Call, Capture, JsonArgs, JsonCall]
+Node = Union[Marker, Param, Many, Opt, Alt, Seq, Call, Capture, JsonArgs, JsonCall, JsonCalls]
 
 
 @dataclass(frozen=True)
@@ -300,9 +325,9 @@ def _walk(nodes: object) -> Iterator[object]:
         yield from _walk(tuple(x for x in (nodes.open, *nodes.items, nodes.close) if x is not None))
     elif isinstance(nodes, Param):
         yield from _walk((nodes.open,))
-    elif isinstance(nodes, Many):
+    elif isinstance(nodes, (Many, Opt)):
         yield from _walk((nodes.item,))
-    elif isinstance(nodes, Seq):
+    elif isinstance(nodes, (Seq, Alt)):
         yield from _walk(nodes.items)
 
 
@@ -353,9 +378,9 @@ def validate(dialect: Dialect) -> None:
         named_inside = isinstance(n, Call) and any(
             isinstance(x, Capture) and "(?P<name>" in x.pattern for x in _walk(n.items)
         )
-        if isinstance(n, Call) and not _names_something(n.open) and not named_inside:
+        if isinstance(n, Call) and (n.open is None or not _names_something(n.open)) and not named_inside:
             raise GrammarError(
-                f"dialect {dialect.name}: call without a name: call open {n.open.shown()!r} has no "
+                f"dialect {dialect.name}: call without a name: call open {n.open.shown() if n.open else None!r} has no "
                 "(?P<name>...) group or attribute list, and no capture in the call has one"
             )
         if isinstance(n, Param) and not _names_something(n.open):

@@ -141,8 +141,14 @@ def document(draw: st.DrawFn, d: Dialect) -> tuple[str, Expected]:
     pieces: list[str] = []
     text: list[str] = []
     calls: list[tuple[str, dict[str, Any]]] = []
-    for _ in range(draw(st.integers(0, 3))):
+    # Blocks that end where the grammar stops (bare DSML invokes, Mistral) hold the
+    # whitespace after them until what follows decides: whitespace alone between two
+    # such blocks is their separator, not prose. The generator keeps it unambiguous.
+    bare = any(b.open is None for b in d.blocks)
+    for k in range(draw(st.integers(0, 3))):
         prose = draw(PROSE)
+        if bare and k and prose and not prose.strip():
+            prose = "." + prose
         pieces.append(prose)
         text.append(prose)
         # (these render one block per call, joined by a newline that is not prose)

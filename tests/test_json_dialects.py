@@ -245,3 +245,36 @@ def test_deltas_are_the_canonical_arguments_under_any_key_order_escape_and_chunk
     joined = "".join(e.arguments for e in events if isinstance(e, callsieve.ToolCallDelta))
     assert joined == json.dumps(args, ensure_ascii=False)
     assert merged(events) == merged(run([doc]))
+
+
+# ---------------------------------------------------------------- mistral
+MISTRAL = [
+    ("v3 array", '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Zürich"}, "id": "abcDEF123"}, '
+     '{"name": "get_weather", "arguments": {"city": "Bern"}, "id": "xyzXYZ789"}]</s>', ["abcDEF123", "xyzXYZ789"], "</s>"),
+    ("v3 spm space", '[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Zürich"}, "id": "abcDEF123"}]', ["abcDEF123"], ""),
+    ("v11 ids", '[TOOL_CALLS]get_weather[CALL_ID]abcDEF123[ARGS]{"city": "Zürich"}[TOOL_CALLS]get_weather[CALL_ID]xyzXYZ789'
+     '[ARGS]{"city": "Bern"}</s>', ["abcDEF123", "xyzXYZ789"], "</s>"),
+    ("v13 no ids", '[TOOL_CALLS]get_weather[ARGS]{"city": "Zürich"}[TOOL_CALLS]get_weather[ARGS]{"city": "Bern"}', None, ""),
+]
+
+
+@pytest.mark.parametrize("name, doc, ids, after", MISTRAL, ids=[m[0] for m in MISTRAL])
+@pytest.mark.parametrize("size", [0, 1, 3])
+def test_mistral_forms_keep_wire_ids_and_end_where_the_grammar_stops(name: str, doc: str, ids: list[str] | None, after: str, size: int) -> None:
+    events = parsed("Checking. " + doc, size)
+    got = [e for e in events if isinstance(e, callsieve.ToolCall)]
+    assert [(c.name, c.arguments["city"]) for c in got] == [("get_weather", "Zürich"), ("get_weather", "Bern")][: len(got)]
+    assert len(got) == (1 if "spm" in name else 2)
+    if ids is not None:
+        assert [c.id for c in got] == ids
+        assert [e.id for e in events if isinstance(e, callsieve.ToolCallStart)] == ids
+    assert texts(events) == "Checking. " + after
+    assert deltas_match(events)
+    assert codes(events) == []
+
+
+def test_mistral_markup_in_prose_is_text_and_a_link_is_not_a_marker() -> None:
+    doc = "See [the docs](https://x.y) and `[TOOL_CALLS]` in code; [TOOL_CALLS] alone is released."
+    events = parsed(doc, 1)
+    assert texts(events) == doc
+    assert calls(events) == []

@@ -108,6 +108,14 @@ class BlockModel(TagModel):
         self.block = Block(spec, start)  # type: ignore[arg-type]
         self._hold(tag)
 
+    def open_bare_block(self, ch: str) -> None:
+        """A bare block's first marker in prose, not itself a call's open (Mistral's
+        ``[TOOL_CALLS]``): the implied block opens; what follows decides the calls."""
+        hit = self._hit(ch)
+        tag = self._take_tag(ch)
+        self.bind_block(getattr(hit.entry.data, "spec"), tag, self.tag_start)
+        self.enter_body(ch)
+
     def open_bare_call(self, ch: str) -> None:
         """A call open in prose, for a block whose calls may stand without it."""
         hit = self._hit(ch)
@@ -206,7 +214,7 @@ class BlockModel(TagModel):
         kind = getattr(target, "kind", "")
         if kind == "capture":
             self.capture_begin(ch)
-        elif kind in ("json_args", "json_call"):
+        elif kind in ("json_args", "json_call", "json_calls"):
             self.json_begin(ch)
 
     def hold_mark(self, ch: str) -> None:
@@ -274,8 +282,9 @@ class BlockModel(TagModel):
         b.raw = Pieces()
         tail = ""
         if b.spec.bare and not b.closed:
-            # Spaces after the last call of a bare block are prose again.
-            cut = b.calls[-1].raw_end
+            # Spaces after the last markup of a bare block are prose again (the
+            # positions between markers hold only whitespace).
+            cut = len(raw.rstrip(" \t\r\n"))
             raw, tail = raw[:cut], raw[cut:]
         policy = self.cfg.unknown_tool
         kept = [c.index is not None and (c.known or policy == "call") for c in b.calls]
@@ -374,9 +383,11 @@ def _doc(pos: "Position") -> str:
     return f"{pos.spec.dialect.name}: between markers; next: {nexts}" + (" (or the end of the block)" if pos.can_end else "")
 
 
-def position_rules(pos: "Position") -> list[Rule]:
+def position_rules(pos: "Position", routed: tuple[str, ...] = (), rest_routed: bool = False) -> list[Rule]:
     """A position between markers: whitespace is held, start characters go to
-    maybe_tag, anything else ends a bare block (complete) or makes the block malformed."""
+    maybe_tag, anything else ends a bare block (complete) or makes the block malformed.
+    Where bodies may begin, the composer routes their first characters (``routed``
+    classes; ``rest_routed``: a capture takes every other character)."""
     s = pos.name
     rules = [
         *on(s, ["ws", "nl"], s, "hold_char", rank=10),
@@ -384,9 +395,11 @@ def position_rules(pos: "Position") -> list[Rule]:
         *on(s, [OVERFLOW], "text", "abort_oversized"),
     ]
     if pos.can_end:
-        rules += on(s, but("ws", "nl", START), "text", "end_bare_block", "reprocess", rank=90)
+        if not rest_routed:
+            rules += on(s, but("ws", "nl", START, *routed), "text", "end_bare_block", "reprocess", rank=90)
         rules += on(s, [EOF_TRIGGER], "text", "end_bare_block")
     else:
-        rules += on(s, but("ws", "nl", START), "text", "abort_block", "reprocess", rank=90)
+        if not rest_routed:
+            rules += on(s, but("ws", "nl", START, *routed), "text", "abort_block", "reprocess", rank=90)
         rules += on(s, [EOF_TRIGGER], "text", "abort_block_eof")
     return rules

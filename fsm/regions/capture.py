@@ -25,8 +25,12 @@ class CaptureModel(BlockModel):
     def capture_begin(self, ch: str = "") -> None:
         """Enter the capture the last structural marker leads to (``enter`` target)."""
         self.captured = ""
-        self.capture_leaf = self.enter_target
-        self.scope = getattr(self.enter_target, "name", "")
+        leaf = self.enter_target
+        self.capture_leaf = leaf
+        self.scope = getattr(leaf, "name", "")
+        if getattr(leaf, "starts_call", False):
+            call = self.new_call(self._block())
+            call.wire_ids = getattr(getattr(leaf, "call", None), "ids", "") == "wire"
 
     def capture_char(self, ch: str) -> None:
         self._hold(ch)

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from callsieve.grammar.api import JsonCall
+from callsieve.grammar.api import JsonCall, JsonCalls
 from callsieve.grammar.states import ALL, EOF_TRIGGER, OTHER, OVERFLOW, Region, Rule, StateDecl, but, on
 from callsieve.regions import quote
 from callsieve.regions.block import Call
@@ -44,6 +44,7 @@ EMIT = "emit"  # inside the arguments: streamed
 ARGS = "args"  # the arguments object itself: streamed
 CALL = "call"  # the call object of a JsonCall
 SKIP = "skip"  # a value the shape ignores: checked, not streamed
+CALLS = "calls"  # the array of call objects of a JsonCalls
 NAME = "name"  # the call's name (a string)
 ID = "id"  # the call's wire id (a string)
 
@@ -74,15 +75,13 @@ class JsonBodyModel(CaptureModel):
         """Enter the JSON body the last structural marker leads to."""
         leaf = self.enter_target
         self.jleaf = leaf
-        self.jshape = getattr(leaf, "body", None)
+        shape = getattr(leaf, "body", None)
+        self.jshape = shape.call if isinstance(shape, JsonCalls) else shape
         self.jframes = []
-        self.jrole = CALL if isinstance(self.jshape, JsonCall) else ARGS
+        self.jrole = CALL if isinstance(shape, JsonCall) else CALLS if isinstance(shape, JsonCalls) else ARGS
         self.jbad = ""
         b = self._block()
-        if self.jrole == CALL:
-            call = self.new_call(b)
-            call.json_args = True
-        elif b.call is not None:
+        if self.jrole == ARGS and b.call is not None:
             b.call.json_args = True
             self.start_call(b.call)
 
@@ -162,6 +161,17 @@ class JsonBodyModel(CaptureModel):
         if role == ARGS and kind != "{":
             self.jbad = "the arguments are not a JSON object"
             return False
+        if role == CALLS and kind != "[":
+            self.jbad = "the calls are not a JSON array"
+            return False
+        if role == CALL:
+            if kind != "{":
+                self.jbad = "a call is not a JSON object"
+                return False
+            call = self.new_call(self._block())
+            call.json_args = True
+            shape = self.jshape
+            call.wire_ids = isinstance(shape, JsonCall) and bool(shape.id)
         self.jframes.append(Frame(kind, role))
         if role in (EMIT, ARGS):
             self._out(kind)
@@ -189,24 +199,32 @@ class JsonBodyModel(CaptureModel):
             call = self._call()
             if call is not None:
                 call.args_done = True
+        if f.role == CALL:
+            self._end_call_object()
         self._after_value()
 
-    def j_close_body(self, ch: str) -> None:
-        """The outermost container closed: the body is complete."""
-        self.j_close(ch)
+    def _end_call_object(self) -> None:
         b = self._block()
         call = b.call
         if call is None:
             return
-        if isinstance(self.jshape, JsonCall):
-            if not call.name:
-                b.malformed_reason = "the call object has no name"
-                return
-            self.start_call(call)
-            if not call.args_done:
-                self._out("{}")
+        if not call.name:
+            self.jbad = "the call object has no name"
+            b.malformed_reason = b.malformed_reason or self.jbad
+            return
+        self.start_call(call)
+        if not call.args_done:
+            self._out("{}")
+        self.finish_call(call)
+
+    def j_close_body(self, ch: str) -> None:
+        """The outermost container closed: the body is complete. Arguments that end a
+        call with no close marker of its own (Mistral) end the call too."""
+        self.j_close(ch)
+        leaf, self.jleaf = self.jleaf, None
+        call = self._call()
+        if call is not None and getattr(leaf, "kind", "") == "json_args" and getattr(getattr(leaf, "call", None), "close", 1) is None:
             self.finish_call(call)
-        self.jleaf = None
 
     def _before_value(self) -> None:
         """Separators of the canonical text, written when a value begins."""
@@ -217,7 +235,7 @@ class JsonBodyModel(CaptureModel):
             if f.role in (EMIT, ARGS) and f.count:
                 self._out(", ")
             f.count += 1
-            self.jrole = EMIT if f.role in (EMIT, ARGS) else SKIP
+            self.jrole = EMIT if f.role in (EMIT, ARGS) else CALL if f.role == CALLS else SKIP
 
     def _after_value(self) -> None:
         self.jrole = self.jframes[-1].role if self.jframes else SKIP
@@ -319,6 +337,8 @@ class JsonBodyModel(CaptureModel):
                 self.name_call(call, self.jstr)
         elif role == ID and call is not None:
             call.wire_id = self.jstr
+        elif role in (CALL, CALLS):
+            self.jbad = "a call is not a JSON object"
         self._after_value()
 
     def _key(self, key: str) -> None:
@@ -377,6 +397,8 @@ class JsonBodyModel(CaptureModel):
             self.jbad = "the arguments are not a JSON object"
         elif role in (NAME, ID):
             self.jbad = f"the call's {role} is not a string"
+        elif role in (CALL, CALLS):
+            self.jbad = "a call is not a JSON object"
         elif role == EMIT:
             self._out(canonical)
         self._after_value()
@@ -429,6 +451,7 @@ def _rules() -> tuple[object, ...]:
 
     r.extend(on("j_start", _WS, "j_start", "j_ws", rank=1))
     r.extend(on("j_start", ["lbrace"], "j_key_first", "j_open_object", rank=3))
+    r.extend(on("j_start", ["lbrack"], "j_array_first", "j_open_array", rank=4))
     value_starts("j_value")
     value_starts("j_array_first")
     for s in ("j_key_first", "j_key"):
@@ -478,7 +501,7 @@ def _rules() -> tuple[object, ...]:
 class JsonBodyExtras(JsonBodyModel):
     def j_after_comma(self, ch: str) -> None:
         f = self.jframes[-1]
-        self.jrole = f.role if f.kind == "{" else (EMIT if f.role in (EMIT, ARGS) else SKIP)
+        self.jrole = f.role if f.kind == "{" else (EMIT if f.role in (EMIT, ARGS) else CALL if f.role == CALLS else SKIP)
 
     def j_hold_escape(self, ch: str) -> None:
         self._hold(ch)
