@@ -296,7 +296,7 @@ def _is_release(actions: Iterable[str]) -> bool:
 class _Look:
     """How one edge is drawn: its label lines, tooltip, colours and weight."""
 
-    def __init__(self, e: Edge, names: Names, marks: Marks | None, chars: Sequence[str]) -> None:
+    def __init__(self, e: Edge, names: Names, marks: Marks | None, chars: Sequence[str], brief: bool = False) -> None:
         counts = {
             id(a): sum(marks.counts.get((r.source, r.trigger, r.index), 0) for r in a.rows) if marks is not None else 0
             for alt in e.alts for a in alt.arms
@@ -346,9 +346,9 @@ class _Look:
             # A marker and its one action on one line: a hub edge stays a short list.
             what = marker + (" in " + _places(places) if any(places) else "") + "".join(", " + x for x in rest)
             num = ", ".join(n.rstrip(".") for n in nums if n)
-            text = "<br/>".join(_h(x) for x in _wrap(f"[{what}]", 64, " "))
+            text = "<br/>".join(_h(x) for x in _wrap(f"[{what}]", 40 if brief else 64, " "))
             lines.append(_font((f"<b>{num}.</b> " if num else "") + text, guard_ink) + " " + one[0])
-        if e.dest == _HUB and len(e.sources) == 1 and e.sources[0] != _HUB:
+        if e.dest == _HUB and len(e.sources) == 1 and e.sources[0] != _HUB and not brief:
             looks = names.looks.get(e.sources[0], [])
             body = "<br/>".join(_h(x) for x in _wrap("looks for: " + ("  ".join(looks) or "nothing"), 40, " "))
             lines.append(_font(_font(body, italic=True), "#666666", "9"))
@@ -357,7 +357,7 @@ class _Look:
         for alt in e.alts:
             key = (e.sources[0], e.dest, alt.guards)
             if marks is not None and key in marks.decisions:
-                notes = marks.decisions[key]
+                notes = marks.decisions[key][: 1 if brief else None]
                 more = marks.decision_totals[key] - len(notes)
                 body = "<br/>".join(_h(x) for n in notes for x in _wrap(n, 44, " ")) + (f"<br/>… {more} more" if more > 0 else "")
                 lines.append(_font(body, _HOT, "9"))
@@ -457,7 +457,7 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
     decls = [s for s in decl.states if s.name in kept]
     clusters = _clusters(decls, (layout.dialect.name for layout in m.layouts))
     edges = _collapse(edges, clusters)
-    looks = {id(e): _Look(e, names, marks, decl.char_triggers) for e in edges}
+    looks = {id(e): _Look(e, names, marks, decl.char_triggers, brief=path_only) for e in edges}
     loops: dict[str, list[Edge]] = {}
     for e in edges:
         if e.sources == (e.dest,):

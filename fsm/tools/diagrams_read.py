@@ -160,6 +160,8 @@ class Names:
                     value = vs.leaf.value
                     if isinstance(value, Choose):
                         self.cases.update({vs.name: f'{value.field}="{v}"' for v, body in value.cases if body is vs.body})
+        #: shared opener → the dialects that share it
+        self.sharing = {f.opener_label: [c.dialect for c in f.candidates] for f in machine.forks}
         self.deciders = {c.dialect: [e.marker.shown() for e in c.decider.entries] for f in machine.forks for c in f.candidates}
         #: origin state → the markers it listens for (every value spec of it merged)
         self.looks: dict[str, list[str]] = {}
@@ -191,6 +193,9 @@ class Names:
         alternative; lines that differ only in the place are merged by the drawing."""
         rest = tuple(self.guard(g) for g in guards[1:])
         first = guards[0]
+        if first.startswith("fork:"):
+            where, label = self.hits[first]
+            return label, where, (f"shared by {' | '.join(self.sharing.get(label, []))}",) + rest
         if first in self.hits:
             where, label = self.hits[first]
             return label, self.origin(where), rest
@@ -203,7 +208,8 @@ class Names:
         if name.startswith("from:"):
             return f"from {name[len('from:'):]}"
         if name.startswith("fork:"):
-            return f"{name.rsplit(':', 1)[1]} (shared opener)"
+            label, where, shared = self.marker_parts((name,))
+            return f"{label} in {where}, {shared[0]}"
         if name.startswith("fork_is:"):
             dialect = name[len("fork_is:"):]
             return f"{dialect}: next is {' | '.join(self.deciders.get(dialect, [])) or '?'}"
