@@ -36,7 +36,7 @@ from typing import Any, NoReturn, Sequence
 from callsieve.grammar.api import Dialect
 from callsieve.grammar.errors import GrammarError, UnknownDialectError
 from callsieve.tools import parse as parse_cli
-from callsieve.tools.diagrams_dot import _h, render_dot
+from callsieve.tools.diagrams_dot import HOW_TO_READ, _h, render_dot
 from callsieve.tools.diagrams_read import Marks, View, read_machine, triggers_label, view_of, views
 from callsieve.tools.trace import trace_marks
 
@@ -77,6 +77,8 @@ def index_markdown(vs: Sequence[View]) -> str:
     ]
     for v in vs:
         lines.append(f"- [{v.name}]({v.name}.svg) ([dot]({v.name}.dot)): {_h(v.about or v.title)}")
+    lines += ["", "How to read them (the legend in each picture says the same):", ""]
+    lines += [f"- `{k}`: {v}" for k, v in HOW_TO_READ]
     lines += ["", "![overview](overview.svg)", ""]
     return "\n".join(lines)
 

@@ -556,6 +556,19 @@ def _draw_edge(dot: _Dot, e: Edge, look: _Look, clusters: dict[str, Cluster]) ->
 
 # --------------------------------------------------------------------------- panels
 
+#: The notation, for each picture's legend and the diagrams/README.md index.
+HOW_TO_READ: tuple[tuple[str, str], ...] = (
+    ("3. [guard]", "a state tries its guards in this order; the first that passes fires"),
+    ("[else]", "the fallback: taken when no guard passes"),
+    ("[m in s]", "the held tag is the marker m, listened for in state s (value spec)"),
+    ("/ action ↺", "actions run; ↺: the character is read again in the new state"),
+    ("↻", "a self-loop: listed inside its state"),
+    ("blue", "a complete marker decided it"),
+    ("red", "the block is released as text, with a Diagnostic"),
+    ("box edge", "an edge from a box's border leaves every state in it"),
+    ("◇ fork", "an opener several dialects share: what follows it decides the dialect"),
+)
+
 
 def grammar_text(node: object) -> str:
     """A dialect's structure as one line: markers in order, ``( … )*`` repetition."""
@@ -607,19 +620,9 @@ def _draw_panels(dot: _Dot, view: View, decl: Declaration, anchor: str) -> None:
                                                 ("fillcolor", "#f4f4f4"), ("color", "#999999"), ("fontsize", "10")])
         dot.node(f"dialect_{d.name}", [("shape", "plaintext"), ("style", ""), ("fontsize", "9"), ("label", f"<{_table(trs)}>")])
         dot.close()
-    rows = [
-        _row("<b>how to read</b>", ""),
-        _row("3. [guard]", "a state tries its guards in this order; the first that passes fires"),
-        _row("[else]", "the fallback: taken when no guard passes"),
-        _row("[m in s]", "the held tag is the marker m, listened for in state s (value spec)"),
-        _row("/ action ↺", "actions run; ↺: the character is read again in the new state"),
-        _row("↻", "a self-loop: listed inside its state"),
-        _row(_font("blue", _BLUE), "a complete marker decided it"),
-        _row(_font("red", _RED), "the block is released as text, with a Diagnostic"),
-        _row("box edge", "an edge from a box's border leaves every state in it"),
-    ]
-    if any(s.name == _FORK for s in decl.states):
-        rows.append(_row("◇ fork", "an opener several dialects share: what follows it decides the dialect"))
+    rows = [_row("<b>how to read</b>", "")]
+    rows += [_row(_font(_h(k), {"blue": _BLUE, "red": _RED}.get(k, "")), _h(v)) for k, v in HOW_TO_READ
+             if k != "◇ fork" or any(s.name == _FORK for s in decl.states)]
     rows.append(_row("<b>character classes (triggers)</b>", ""))
     for name, chars in decl.classes.items():
         rows.append(_row(_h(name), _h(_class_chars(chars))))
