@@ -327,6 +327,9 @@ class _Look:
                     text = f"never ({triggers_label(arm.shadowed(), chars)} is taken earlier)"
                 n = counts[id(arm)]
                 count = " " + _font(f"×{n}", _HOT, bold=True) if n else ""
+                # UML's [else]: on each of these triggers some guard was tried first.
+                if not alt.guards and trig and not e.cluster and all(r.index > 0 for r in arm.rows if r.reachable):
+                    text = "[else] " + text
                 arm_lines.append("<br/>".join(_h(x) for x in _wrap(text, 34)) + count)
             tip += _tooltip(alt)
             num = f"{alt.order}." if alt.order else ""
@@ -339,8 +342,6 @@ class _Look:
             if alt.guards:
                 g = _h(", ".join(names.guard(g) for g in alt.guards))
                 lines.append(_font((f"<b>{num}</b> " if num else "") + f"[{g}]", guard_ink))
-            elif any(r.reachable and r.index > 0 for a in alt.arms for r in a.rows) and not e.cluster:
-                lines.append("[else]")
             lines += arm_lines
         for (marker, rest, one), (nums, places) in merged.items():
             # A marker and its one action on one line: a hub edge stays a short list.

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from callsieve.declare import Declaration
-from callsieve.grammar.api import Choose, Dialect
+from callsieve.grammar.api import Choose, Dialect, JsonValue
 from callsieve.grammar.registry import resolve
 from callsieve.grammar.states import CLASSES, EOF_TRIGGER, OTHER, OVERFLOW
 from callsieve.machine import Machine, build_machine, compose
@@ -150,13 +150,19 @@ class Names:
     def __init__(self, machine: Machine) -> None:
         self.hits = machine.hits
         names = {d.name for layout in machine.layouts for d in (layout.dialect,)}
-        #: Spec names lose their dialect's prefix when the machine has one dialect.
-        self.prefix = (next(iter(names)) + ".") if len(names) == 1 else ""
+        one = len(names) == 1
+        #: value spec name → (its block, shown without the dialect when the machine has
+        #: one, and its body kind): ``dsml.bare.value.json`` → ("dsml.bare", "json")
+        self.specs: dict[str, tuple[str, str]] = {}
         #: value spec → the attribute that chooses it (``string="false"``), for ``case:``
         self.cases: dict[str, str] = {}
         for layout in machine.layouts:
             for specs in layout.values.values():
                 for vs in specs:
+                    block = vs.leaf.spec.prefix.rstrip(".")
+                    if one:
+                        block = block[len(layout.dialect.name) + 1:]
+                    self.specs[vs.name] = (block, "json" if isinstance(vs.body, JsonValue) else "raw")
                     value = vs.leaf.value
                     if isinstance(value, Choose):
                         self.cases.update({vs.name: f'{value.field}="{v}"' for v, body in value.cases if body is vs.body})
@@ -173,12 +179,8 @@ class Names:
 
     def spec(self, name: str) -> str:
         """``dsml.bare.value.json`` → ``dsml.bare json`` (``bare json`` in a dsml view)."""
-        head, _, kind = name.rpartition(".value.")
-        if not kind:
-            return name
-        if self.prefix and (head + ".").startswith(self.prefix):
-            head = head[len(self.prefix):]
-        return f"{head} {kind}".strip()
+        block, kind = self.specs.get(name, (name, ""))
+        return f"{block} {kind}".strip()
 
     def origin(self, where: str) -> str:
         state, _, spec = where.partition("@")
@@ -215,7 +217,7 @@ class Names:
             return f"{dialect}: next is {' | '.join(self.deciders.get(dialect, [])) or '?'}"
         if name.startswith("case:"):
             spec = name[len("case:"):]
-            return f"{self.cases.get(spec, spec)} picks {self.spec(spec).rpartition(' ')[2]}"
+            return f"{self.cases.get(spec, spec)} picks {self.specs.get(spec, ('', spec))[1]}"
         return name
 
 
