@@ -134,3 +134,12 @@ def test_every_error_is_one_line_and_exit_2(tmp_path: Path, seed4: Path, capsys:
     ]
     for args, contains in cases:
         _one_line_error(args, capsys, contains)
+
+
+def test_trace_does_not_import_the_drawing() -> None:
+    """The old cycle (diagrams imported trace, trace imported diagrams) is gone: both
+    read the machine through callsieve.tools.diagrams_read."""
+    code = "import sys, callsieve.tools.trace; print(sorted(m for m in sys.modules if m.startswith('callsieve.tools.')))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "callsieve.tools.diagrams_read" in loaded
+    assert "'callsieve.tools.diagrams'" not in loaded and "callsieve.tools.diagrams_dot" not in loaded
