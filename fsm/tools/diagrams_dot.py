@@ -317,7 +317,7 @@ class _Look:
         tip = ["from: " + " ".join(e.sources), "to: " + e.dest]
         #: (marker, other guards, arm lines) → [numbers, places]: in a marker edge, the
         #: alternatives that differ only in where the marker was listened for share a line
-        merged: dict[tuple[str, tuple[str, ...], tuple[str, ...]], tuple[list[str], list[str]]] = {}
+        merged: dict[tuple[str, tuple[str, ...], tuple[str, ...]], tuple[list[str], list[tuple[str, str]]]] = {}
         for alt in e.alts:
             arm_lines = []
             for arm in alt.arms:
@@ -345,7 +345,7 @@ class _Look:
             lines += arm_lines
         for (marker, rest, one), (nums, places) in merged.items():
             # A marker and its one action on one line: a hub edge stays a short list.
-            what = marker + (" in " + _places(places) if any(places) else "") + "".join(", " + x for x in rest)
+            what = marker + (" in " + _places(places) if any(st for st, _ in places) else "") + "".join(", " + x for x in rest)
             num = ", ".join(n.rstrip(".") for n in nums if n)
             text = "<br/>".join(_h(x) for x in _wrap(f"[{what}]", 40 if brief else 64, " "))
             lines.append(_font((f"<b>{num}.</b> " if num else "") + text, guard_ink) + " " + one[0])
@@ -366,12 +366,11 @@ class _Look:
         self.tooltip = "\n".join(tip)
 
 
-def _places(places: list[str]) -> str:
-    """``in_param (xml raw)``, ``in_param (qwen3_coder raw)`` → ``in_param (xml raw | qwen3_coder raw)``."""
+def _places(places: list[tuple[str, str]]) -> str:
+    """(in_param, xml raw), (in_param, qwen3_coder raw) → ``in_param (xml raw | qwen3_coder raw)``."""
     by_state: dict[str, list[str]] = {}
-    for p in places:
-        state, _, spec = p.partition(" (")
-        by_state.setdefault(state, []).append(spec.rstrip(")"))
+    for state, spec in places:
+        by_state.setdefault(state, []).append(spec)
     return " | ".join(f"{st} ({' | '.join(_unique(sp))})" if any(sp) else st for st, sp in by_state.items())
 
 

@@ -190,18 +190,20 @@ class Names:
         """A complete marker (or the shared opener's lookahead) decides this guard."""
         return guard in self.hits or guard.startswith(("fork:", "fork_is:"))
 
-    def marker_parts(self, guards: Guards) -> tuple[str, str, tuple[str, ...]]:
-        """(marker, where it is listened for, the other guards shown) of a marker
-        alternative; lines that differ only in the place are merged by the drawing."""
+    def marker_parts(self, guards: Guards) -> tuple[str, tuple[str, str], tuple[str, ...]]:
+        """(marker, where it is listened for: (state, value spec shown), the other
+        guards shown) of a marker alternative; the drawing merges the lines that differ
+        only in the place."""
         rest = tuple(self.guard(g) for g in guards[1:])
         first = guards[0]
         if first.startswith("fork:"):
             where, label = self.hits[first]
-            return label, where, (f"shared by {' | '.join(self.sharing.get(label, []))}",) + rest
+            return label, (where, ""), (f"shared by {' | '.join(self.sharing.get(label, []))}",) + rest
         if first in self.hits:
             where, label = self.hits[first]
-            return label, self.origin(where), rest
-        return self.guard(first), "", rest
+            state, _, spec = where.partition("@")
+            return label, (state, self.spec(spec) if spec else ""), rest
+        return self.guard(first), ("", ""), rest
 
     def guard(self, name: str) -> str:
         if name in self.hits:
@@ -210,7 +212,7 @@ class Names:
         if name.startswith("from:"):
             return f"from {name[len('from:'):]}"
         if name.startswith("fork:"):
-            label, where, shared = self.marker_parts((name,))
+            label, (where, _), shared = self.marker_parts((name,))
             return f"{label} in {where}, {shared[0]}"
         if name.startswith("fork_is:"):
             dialect = name[len("fork_is:"):]
