@@ -237,16 +237,27 @@ def test_a_dialect_diagram_has_only_the_regions_its_grammar_needs() -> None:
     assert 'style="dotted"' not in live and "[&lt;![CDATA[ in in_param (raw)]" in _label(live)
 
 
-def test_block_wide_overflow_is_drawn_once_from_the_box() -> None:
+def test_block_wide_eof_and_overflow_are_drawn_once_from_the_box() -> None:
     dot = committed(BY_NAME["overview"])
-    boxed = [m.group(3) for m in EDGE.finditer(dot) if m.group(2) == "text" and 'ltail="cluster_block"' in m.group(3)]
-    assert len(boxed) == 1
-    tip = tooltip(boxed[0])
+    boxed = {tooltip(m.group(3)).split("\n")[2]: tooltip(m.group(3)) for m in EDGE.finditer(dot)
+             if m.group(2) == "text" and 'ltail="cluster_block"' in m.group(3)}
+    assert sorted(boxed) == ["on eof: abort_block_eof", "on overflow: abort_oversized"]
     decl = BY_NAME["overview"].machine.decl
-    assert set(tip.split("\n")[0].removeprefix("from: ").split()) == {s.name for s in decl.states if s.in_block}
-    assert "on overflow: abort_oversized" in tip
-    # No other edge draws overflow: the box edge stands for all of them.
-    assert sum(f"on {OVERFLOW}:" in tooltip(m.group(3)) for m in EDGE.finditer(dot) if "tooltip=" in m.group(3)) == 1
+    held = {s.name for s in decl.states if s.in_block}
+    sources = {k: set(v.split("\n")[0].removeprefix("from: ").split()) for k, v in boxed.items()}
+    assert sources["on overflow: abort_oversized"] == held
+    # eof: every held state releases the block, but a bare block's end position, which
+    # ends it complete; the label names that one.
+    releases = {t.source for t in decl.transitions if t.trigger == EOF_TRIGGER and t.actions == ("abort_block_eof",)}
+    assert sources["on eof: abort_block_eof"] == held & releases and len(held - releases) == 1
+    (other,) = held - releases
+    eof_edge = next(m.group(3) for m in EDGE.finditer(dot) if "on eof: abort_block_eof" in m.group(3) and "cluster_block" in m.group(3))
+    assert f"from every state in the box but {other}" in eof_edge
+    # No other edge from a held state draws overflow or that eof: the box edges stand for all.
+    tips = [t for m in EDGE.finditer(dot) if "tooltip=" in m.group(3)
+            for t in [tooltip(m.group(3))] if set(t.split("\n")[0].removeprefix("from: ").split()) <= held]
+    assert sum(f"on {OVERFLOW}:" in t for t in tips) == 1
+    assert sum("on eof: abort_block_eof" in t for t in tips) == 1
 
 
 def test_dot_text_is_the_same_across_runs_and_hash_seeds() -> None:

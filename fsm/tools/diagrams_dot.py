@@ -155,9 +155,10 @@ class Edge:
     sources: tuple[str, ...]
     dest: str
     alts: list[Alt] = field(default_factory=list)
-    #: Drawn from this cluster's border: every state in it has this edge.
+    #: Drawn from this cluster's border: every state in it has this edge, but these.
     cluster: str = ""
     marker: bool = False
+    but: tuple[str, ...] = ()
 
     def rows(self) -> list[Row]:
         return [r for alt in self.alts for a in alt.arms for r in a.rows]
@@ -216,7 +217,12 @@ def _number(alts: dict[tuple[str, str, Guards], Alt], tried: list[Row]) -> None:
 
 
 def _collapse(edges: list[Edge], clusters: list[Cluster]) -> list[Edge]:
-    """Draw once, from the border, an unguarded arm every state of a cluster has."""
+    """Draw once, from the border, an unguarded arm every state of a cluster has.
+
+    In a box of four or more states, an arm all but one of them have is drawn from the
+    border too, naming the one state that differs (a bare block's last position ends
+    the block at ``eof`` where every other held state releases it).
+    """
     for c in _walk(clusters):
         members = c.all_members()
         if len(members) < 2:
@@ -229,14 +235,17 @@ def _collapse(edges: list[Edge], clusters: list[Cluster]) -> list[Edge]:
                 for a in e.alts[0].arms:
                     sig = (e.dest, a.actions, tuple(a.triggers()), tuple(a.shadowed()))
                     by_sig.setdefault(sig, []).append((e, a))
-        merged: dict[str, Edge] = {}
+        merged: dict[tuple[str, tuple[str, ...]], Edge] = {}
         for pairs in by_sig.values():
-            if sorted(e.sources[0] for e, _ in pairs) != sorted(members):
+            sources = [e.sources[0] for e, _ in pairs]
+            but = tuple(m for m in members if m not in sources)
+            if len(sources) != len(set(sources)) or len(but) > (1 if len(members) >= 4 else 0):
                 continue
             first = pairs[0][0]
-            m = merged.get(first.dest)
+            m = merged.get((first.dest, but))
             if m is None:
-                m = merged[first.dest] = Edge(tuple(members), first.dest, [Alt(())], cluster=c.key)
+                shared = tuple(x for x in members if x not in but)
+                m = merged[(first.dest, but)] = Edge(shared, first.dest, [Alt(())], cluster=c.key, but=but)
                 edges.insert(edges.index(first), m)
             m.alts[0].arms.append(Arm(pairs[0][1].actions, [r for _, a in pairs for r in a.rows]))
             for e, a in pairs:
@@ -354,7 +363,8 @@ class _Look:
             body = "<br/>".join(_h(x) for x in _wrap("looks for: " + ("  ".join(looks) or "nothing"), 40, " "))
             lines.append(_font(_font(body, italic=True), "#666666", "9"))
         if e.cluster:
-            lines.append(_font("<i>from every state in the box</i>", "#666666", "9"))
+            but = f" but {', '.join(e.but)}" if e.but else ""
+            lines.append(_font(f"<i>from every state in the box{_h(but)}</i>", "#666666", "9"))
         for alt in e.alts:
             key = (e.sources[0], e.dest, alt.guards)
             if marks is not None and key in marks.decisions:
