@@ -468,6 +468,12 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
     clusters = _clusters(decls, (layout.dialect.name for layout in m.layouts))
     edges = _collapse(edges, clusters)
     looks = {id(e): _Look(e, names, marks, decl.char_triggers, brief=path_only) for e in edges}
+    # A return edge of a two-way pair away from the hub (fence_run -> in_fence back
+    # from in_fence -> fence_run) is routed below: measured with label_overlaps, the
+    # pair's two labels otherwise share the gap between the states and overlap.
+    order = {s.name: i for i, s in enumerate(decl.states)}
+    pairs = {(e.sources[0], e.dest) for e in edges if len(e.sources) == 1 and not e.cluster}
+    returns = {(a, b) for a, b in pairs if (b, a) in pairs and a != b and _HUB not in (a, b) and order[a] > order[b]}
     loops: dict[str, list[Edge]] = {}
     for e in edges:
         if e.sources == (e.dest,):
@@ -492,7 +498,7 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
     for c in clusters:
         _draw_cluster(dot, c, lambda name: _draw_state(dot, docs[name], decl, loops, looks, marks, path_only))
     for e in edges:
-        _draw_edge(dot, e, looks[id(e)], {c.key: c for c in _walk(clusters)})
+        _draw_edge(dot, e, looks[id(e)], {c.key: c for c in _walk(clusters)}, (e.sources[0], e.dest) in returns)
     if not path_only:
         _draw_panels(dot, view, decl, anchor="in_param" if "in_param" in docs else decl.initial)
     dot.lines.append("}")
@@ -543,8 +549,8 @@ def _draw_state(dot: _Dot, s: StateDecl, decl: Declaration, loops: dict[str, lis
     dot.node(name, attrs)
 
 
-def _draw_edge(dot: _Dot, e: Edge, look: _Look, clusters: dict[str, Cluster]) -> None:
-    attrs: list[tuple[str, str]] = []
+def _draw_edge(dot: _Dot, e: Edge, look: _Look, clusters: dict[str, Cluster], below: bool = False) -> None:
+    attrs: list[tuple[str, str]] = [("tailport", "s"), ("headport", "s")] if below else []
     if e.sources != (e.dest,):  # a self-loop's label is inside its state
         attrs.append(("label", "<" + "<br/>".join(look.lines) + ">"))
     attrs += [("tooltip", look.tooltip), ("color", look.color), ("fontcolor", look.ink)]
@@ -594,7 +600,8 @@ def grammar_text(node: object) -> str:
     if isinstance(node, Many):
         return f"( {grammar_text(node.item)} ){'+' if node.min >= 1 else '*'}"
     if isinstance(node, Call):
-        return " ".join([node.open.shown(), *(grammar_text(x) for x in node.items), node.close.shown()])
+        close = [node.close.shown()] if node.close is not None else []
+        return " ".join([node.open.shown(), *(grammar_text(x) for x in node.items), *close])
     if isinstance(node, Param):
         return f"{node.open.shown()} {grammar_text(node.value)}"
     if isinstance(node, Raw):
@@ -605,6 +612,9 @@ def grammar_text(node: object) -> str:
         cases = " | ".join(f"{node.field}={v}: {grammar_text(b).split(' ')[0]}" for v, b in node.cases)
         closes = _unique(b.close.shown() for b in node.bodies())
         return f"{{{cases} | else: {grammar_text(node.default).split(' ')[0]}}} {' | '.join(closes)}"
+    label = getattr(node, "label", None)  # any other node kind (a capture, JSON arguments): its label
+    if isinstance(label, str):
+        return label
     raise TypeError(f"not a structure node: {node!r}")
 
 
@@ -625,7 +635,8 @@ def _draw_panels(dot: _Dot, view: View, decl: Declaration, anchor: str) -> None:
     """One panel per dialect (its grammar), then the legend; placed right of the states."""
     for d in view.dialects:
         trs = [_row(_h(x)) for b in d.blocks for x in _wrap(grammar_text(b), 56, " ")]
-        trs.append(_row(_font(_h("values: " + _value_styles(d)), "#555555")))
+        if _value_styles(d):
+            trs.append(_row(_font(_h("values: " + _value_styles(d)), "#555555")))
         dot.open(f"cluster_dialect_{d.name}", [("label", f"<<b>dialect {_h(d.name)}</b>>"), ("style", "rounded,filled"),
                                                 ("fillcolor", "#f4f4f4"), ("color", "#999999"), ("fontsize", "10")])
         dot.node(f"dialect_{d.name}", [("shape", "plaintext"), ("style", ""), ("fontsize", "9"), ("label", f"<{_table(trs)}>")])
