@@ -83,10 +83,20 @@ def test_the_path_picture_draws_only_what_the_trace_visited() -> None:
         node = next(m.group(0) for m in re.finditer(rf'^\s*"{re.escape(name)}" \[.*$', path, re.M))
         assert "↻" not in node or "×" in node.split("↻", 1)[1]
     assert len(edges) < len([m for m in EDGE.finditer(full) if "invis" not in m.group(3)]) / 2
+    assert '"legend" [' not in path  # qwen3_coder's path shows no character a font may lack
     # Numbers are the whole machine's: a guard keeps its place in the try order.
     hold = next(a for m in EDGE.finditer(full) if (m.group(1), m.group(2)) == ("maybe_tag", "after_close") for a in [m.group(3)])
     num = re.search(r"<b>([\d, ]+)\.</b>", hold)
     assert num and f"<b>{num.group(1)}.</b>" in path
+
+
+def test_the_path_picture_names_wide_characters_it_shows() -> None:
+    dsml = "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"f\">\n</｜DSML｜invoke>\n</｜DSML｜function_calls>"
+    view, marks, _log = trace_marks(dsml, ["dsml"])
+    path = render_dot(view, marks, path_only=True)
+    legend = next(m.group(0) for m in re.finditer(r'^\s*"legend" \[.*$', path, re.M))
+    assert "U+FF5C FULLWIDTH VERTICAL LINE" in legend
+    assert "how to read" not in legend  # only the code points: the path picture stays small
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz dot is not installed")

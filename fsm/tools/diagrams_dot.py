@@ -501,6 +501,8 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
         _draw_edge(dot, e, looks[id(e)], {c.key: c for c in _walk(clusters)}, (e.sources[0], e.dest) in returns)
     if not path_only:
         _draw_panels(dot, view, decl, anchor="in_param" if "in_param" in docs else decl.initial)
+    else:  # only what the path shows needs naming
+        _draw_legend(dot, [])
     dot.lines.append("}")
     return "\n".join(dot.lines) + "\n"
 
@@ -653,16 +655,24 @@ def _draw_panels(dot: _Dot, view: View, decl: Declaration, anchor: str) -> None:
         _row(EOF_TRIGGER, "the stream ended (close())"),
         _row(OVERFLOW, "the held block passed max_block_chars"),
     ]
-    wide = _wide_chars("\n".join(dot.lines) + "".join(rows))
-    if wide:
-        rows.append(_row("<b>characters by code point</b>", "(they may show as boxes without a CJK font)"))
-        rows += [_row(_h(c), _h(f"U+{ord(c):04X} {unicodedata.name(c, 'unnamed')}")) for c in wide]
-    dot.open("cluster_legend", [("label", "<<b>legend</b>>"), ("style", "rounded"), ("color", "#bbbbbb"), ("fontsize", "10")])
-    dot.node("legend", [("shape", "plaintext"), ("style", ""), ("fontsize", "9"), ("label", f"<{_table(rows, 2)}>")])
-    dot.close()
+    _draw_legend(dot, rows)
     # Invisible edges only place the panels: right of the states, out of the edges' way.
     for panel in ["legend"] + [f"dialect_{d.name}" for d in view.dialects]:
         dot.edge(anchor, panel, [("style", "invis")])
+
+
+def _draw_legend(dot: _Dot, rows: list[str]) -> None:
+    """The legend: ``rows``, then every character outside Latin-1 the picture shows,
+    named by code point (without a CJK font ``｜`` renders as an empty box)."""
+    wide = _wide_chars("\n".join(dot.lines) + "".join(rows))
+    if wide:
+        rows = rows + [_row("<b>characters by code point</b>", "(they may show as boxes without a CJK font)")]
+        rows += [_row(_h(c), _h(f"U+{ord(c):04X} {unicodedata.name(c, 'unnamed')}")) for c in wide]
+    if not rows:
+        return
+    dot.open("cluster_legend", [("label", "<<b>legend</b>>"), ("style", "rounded"), ("color", "#bbbbbb"), ("fontsize", "10")])
+    dot.node("legend", [("shape", "plaintext"), ("style", ""), ("fontsize", "9"), ("label", f"<{_table(rows, 2)}>")])
+    dot.close()
 
 
 def _wide_chars(text: str) -> list[str]:
