@@ -144,6 +144,11 @@ def test_every_error_is_one_line_and_exit_2(tmp_path: Path, seed4: Path, capsys:
     ]
     for args, contains in cases:
         _one_line_error(args, capsys, contains)
+    # stdin is read as strictly as a file.
+    r = subprocess.run([sys.executable, "-m", "callsieve.tools.cli", "diagram", "--trace", "-", "--out", str(tmp_path)],
+                       input=b"caf\xe9", capture_output=True)
+    err = r.stderr.decode("utf-8").splitlines()
+    assert r.returncode == 2 and len(err) == 1 and "<stdin> is not valid UTF-8 (byte 0xe9 at offset 3)" in err[0]
 
 
 def test_trace_does_not_import_the_drawing() -> None:

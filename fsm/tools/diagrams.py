@@ -305,12 +305,10 @@ def _run(args: argparse.Namespace) -> int:
 
 def _run_trace(args: argparse.Namespace, fmts: list[str], dialects: list[str] | None) -> int:
     try:
-        text = sys.stdin.read() if args.trace == "-" else parse_cli.read_file(args.trace)
+        text = _stdin_text() if args.trace == "-" else parse_cli.read_file(args.trace)
         tools = parse_cli.load_tools_file(args.tools)
     except parse_cli.UsageError as e:
         raise UsageError(str(e)) from None
-    except UnicodeDecodeError as e:
-        raise UsageError(f"<stdin> is not valid UTF-8 (at offset {e.start})") from None
     view, marks, log = trace_marks(text, dialects, tools=tools)
     logstream = sys.stderr if args.out == "-" else sys.stdout
     print("offset   state                      input, trigger [guards] → state / actions   (* a decision)", file=logstream)
@@ -332,6 +330,15 @@ def _run_trace(args: argparse.Namespace, fmts: list[str], dialects: list[str] | 
         print("callsieve diagram --trace: note: the picture needs Graphviz `dot` (apt-get install graphviz); "
               + ("wrote the .dot text only" if "dot" in fmts else "drew nothing"), file=sys.stderr)
     return 0
+
+
+def _stdin_text() -> str:
+    """stdin as strict UTF-8, like a file (the text layer may be set to replace errors)."""
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UsageError(f"<stdin> is not valid UTF-8 (byte 0x{data[e.start]:02x} at offset {e.start})") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
