@@ -4,6 +4,7 @@ font may lack."""
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 
@@ -55,10 +56,14 @@ def test_a_shared_opener_is_a_choice_labelled_by_dialect_and_decider() -> None:
     fork = _node(dot, "fork")
     assert 'shape="diamond"' in fork
     out = _edges(dot, "fork")
-    # One edge per candidate, labelled with the dialect and the markers that choose it.
-    assert "[qwen3_coder: next is &lt;function=…&gt; | &lt;/tool_call&gt;]" in out["qwen3_coder.in_block"]
-    assert "[twin: next is &lt;invoke name=\"…\"&gt;]" in out["twin.in_block"]
-    assert "fork_bind" in out["twin.in_block"]
+    # One edge per candidate, labelled with the dialect and the markers that choose it
+    # (its decider: what may follow the opener in that dialect).
+    (shared,) = view_of([qwen3_coder.DIALECT, TWIN]).machine.forks
+    for c in shared.candidates:
+        decider = " | ".join(html.escape(e.marker.shown(), quote=False) for e in c.decider.entries)
+        assert f"[{c.dialect}: next is {decider}]" in out[f"{c.dialect}.in_block"]
+        assert "fork_bind" in out[f"{c.dialect}.in_block"]
+    assert "&lt;function=…&gt;" in out["qwen3_coder.in_block"] and "&lt;invoke name=" in out["twin.in_block"]
     # else: nothing reads what follows, the opener is released as text (red).
     assert "[else]" in out["text"] and "fork_release" in out["text"] and 'color="#b03a2e"' in out["text"]
     # The shared opener in prose leads to the fork, not into either dialect.
