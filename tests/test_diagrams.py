@@ -4,11 +4,12 @@
 ``callsieve diagram --check`` on ``diagrams/``, so a change to the declaration that is
 not redrawn fails the build. The other tests read the committed ``.dot`` text back and
 hold it to the machine: every state a node, every declared transition drawn (and nothing
-else), every edge ``transitions``' own GraphMachine would draw present.
+else), every edge and label ``transitions``' own GraphMachine draws present.
 """
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import shutil
@@ -18,13 +19,14 @@ from pathlib import Path
 
 import pytest
 
+import callsieve
+from callsieve.grammar.registry import REGISTRY
+from callsieve.grammar.states import EOF_TRIGGER, OVERFLOW
 from callsieve.tools import diagrams
 from callsieve.tools.cli import main as cli_main
-from callsieve.declare import CHAR_TRIGGERS, EOF_TRIGGER, but
 from callsieve.tools.diagrams import label_overlaps, read_machine, render_dot, triggers_label, views
-from callsieve.machine import declare
+from callsieve.tools.diagrams_read import BASE_CHAR_TRIGGERS
 from callsieve.tools.trace import trace, trace_marks
-from callsieve.grammar.registry import REGISTRY
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = ROOT / "diagrams"
@@ -34,34 +36,52 @@ SEED4 = (
     "Writing it.\n<tool_call>\n<function=create_file>\n<parameter=path>\na.md\n</parameter>\n"
     "<parameter=content>\nline\n</parameter>\nmore\n</parameter>\n</function>\n</tool_call>"
 )
+#: The guard of a qwen3_coder value close, listened for in in_param.
+QWEN_CLOSE = "hit:in_param@qwen3_coder.value.raw:</parameter>"
 
 EDGE = re.compile(r'^\s*"([^"]+)" -> "([^"]+)" \[(.*)\]$', re.M)
 NODE = re.compile(r'^\s*"([^"]+)" \[', re.M)
 TOOLTIP = re.compile(r'tooltip="((?:[^"\\]|\\.)*)"')
+
+Drawn = tuple[str, str, str, tuple[str, ...], tuple[str, ...]]
+
+
+def esc(s: str) -> str:
+    """As a label shows it (HTML-escaped)."""
+    return html.escape(s, quote=False)
 
 
 def _unescape(s: str) -> str:
     return re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), s)
 
 
-def drawn(dot: str) -> tuple[set[str], set[tuple[str, str, str, tuple[str, ...], tuple[str, ...]]]]:
+def tooltip(attrs: str) -> str:
+    tip = TOOLTIP.search(attrs)
+    assert tip, f"no tooltip in {attrs[:80]}"
+    return _unescape(tip.group(1))
+
+
+def drawn(dot: str) -> tuple[set[str], set[Drawn]]:
     """Nodes, and (source, trigger, dest, guards, actions) for every transition an edge's
     tooltip says it stands for (reachable or not), read back from the DOT text."""
     nodes = {m.group(1) for m in NODE.finditer(dot) if "->" not in m.group(0)}
-    rows = set()
+    rows: set[Drawn] = set()
     for m in EDGE.finditer(dot):
         attrs = m.group(3)
         if 'style="invis"' in attrs:
             continue
-        tip = TOOLTIP.search(attrs)
-        assert tip, f"edge {m.group(1)} -> {m.group(2)} has no tooltip"
-        lines = _unescape(tip.group(1)).split("\n")
-        fields = dict(line.split(": ", 1) for line in lines if line.startswith(("from: ", "to: ", "if: ")))
+        lines = tooltip(attrs).split("\n")
+        fields = dict(line.split(": ", 1) for line in lines if line.startswith(("from: ", "to: ")))
         sources = fields["from"].split()
         dest = fields["to"]
         assert dest == m.group(2)
-        guards = tuple(fields.get("if", "").split())
+        assert m.group(1) in sources or "ltail=" in attrs
+        guards: tuple[str, ...] = ()
         for line in lines:
+            cond = re.match(r"(?:\d+\. )?if: (.+)$", line)
+            if cond:
+                guards = tuple(cond.group(1).split(" & "))
+                continue
             on = re.match(r"(?:unreachable )?on (.+): (.+)$", line)
             if not on:
                 continue
@@ -72,17 +92,24 @@ def drawn(dot: str) -> tuple[set[str], set[tuple[str, str, str, tuple[str, ...],
     return nodes, rows
 
 
-def declared(view: diagrams.View) -> tuple[set[str], set[tuple[str, str, str, tuple[str, ...], tuple[str, ...]]]]:
-    decl = declare(view.dialects)
+def declared(view: diagrams.View) -> tuple[set[str], set[Drawn]]:
+    decl = view.machine.decl
     return set(decl.state_names()), {(t.source, t.trigger, t.dest, t.guards, t.actions) for t in decl.transitions}
 
 
+def committed(view: diagrams.View) -> str:
+    return (COMMITTED / f"{view.name}.dot").read_text(encoding="utf-8")
+
+
 VIEWS = views()
+BY_NAME = {v.name: v for v in VIEWS}
 
 
 def test_there_is_an_overview_and_one_diagram_per_dialect() -> None:
     names = [v.name for v in VIEWS]
-    assert names == ["overview"] + [f"dialect-{d}" for d in REGISTRY]
+    forks = views()[0].machine.forks
+    assert names == ["overview"] + [f"dialect-{d}" for d in callsieve.DIALECTS] + [n for n in names if n.startswith("opener-")]
+    assert len([n for n in names if n.startswith("opener-")]) == len(forks)
     for name in names:
         assert (COMMITTED / f"{name}.dot").is_file(), f"diagrams/{name}.dot is not committed"
         assert (COMMITTED / f"{name}.svg").is_file(), f"diagrams/{name}.svg is not committed"
@@ -120,8 +147,7 @@ def test_check_names_each_stale_missing_or_extra_file(tmp_path: Path, capsys: py
 
 @pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.name)
 def test_every_state_is_a_node_and_every_declared_transition_is_drawn(view: diagrams.View) -> None:
-    dot = (COMMITTED / f"{view.name}.dot").read_text(encoding="utf-8")
-    nodes, rows = drawn(dot)
+    nodes, rows = drawn(committed(view))
     states, transitions = declared(view)
     assert states <= nodes, f"states not drawn: {sorted(states - nodes)}"
     panels = {n for n in nodes - states if n == "legend" or n.startswith("dialect_")}
@@ -130,24 +156,27 @@ def test_every_state_is_a_node_and_every_declared_transition_is_drawn(view: diag
     assert rows - transitions == set(), "drawn but not declared"
 
 
+def _graphmachine_rows(source: str) -> set[tuple[str, str, str, tuple[str, ...]]]:
+    """(source, trigger, dest, guards) of every transition in GraphMachine's own DOT."""
+    name = r'("(?:[^"\\]|\\.)*"|[\w.]+)'
+    edge = re.compile(rf"^\s*{name} -> {name} \[label=(\"(?:[^\"\\]|\\.)*\"|[\w.]+)\]$", re.M)
+    out = set()
+    for m in edge.finditer(source):
+        src, dest, label = (x[1:-1].replace('\\"', '"') if x.startswith('"') else x for x in m.groups())
+        for item in label.split(" | "):
+            trig, _, cond = item.partition(" [")
+            guards = tuple(cond.rstrip("]").split(" & ")) if cond else ()
+            out.add((src, trig, dest, guards))
+    return out
+
+
 @pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.name)
 def test_every_edge_transitions_graphmachine_draws_is_drawn(view: diagrams.View) -> None:
-    _states, _rows, machine = read_machine(declare(view.dialects))
-    theirs = set(re.findall(r"^\s*(\w+) -> (\w+)", machine.get_graph().source, re.M))
-    assert len(theirs) > 20
-    _nodes, rows = drawn((COMMITTED / f"{view.name}.dot").read_text(encoding="utf-8"))
-    ours = {(src, dest) for src, _t, dest, _g, _a in rows}
-    assert theirs == ours
-
-
-def test_the_overview_has_a_labelled_cluster_per_dialect() -> None:
-    dot = (COMMITTED / "overview.dot").read_text(encoding="utf-8")
-    for name, d in REGISTRY.items():
-        assert f'subgraph "cluster_dialect_{name}"' in dot
-        for m in d.markers:
-            assert diagrams._h(m.shown()) in dot
-    # Guards are named by marker kind there, the names grammar.api.Kind defines.
-    assert "[param_close]" in dot
+    _states, _rows, machine = read_machine(view.machine.decl)
+    theirs = _graphmachine_rows(machine.get_graph().source)
+    assert len({(s, d) for s, _t, d, _g in theirs}) > 20
+    _nodes, rows = drawn(committed(view))
+    assert theirs == {(src, t, dest, g) for src, t, dest, g, _a in rows}
 
 
 def _edge_attrs(dot: str, src: str, dest: str, contains: str) -> str:
@@ -156,39 +185,79 @@ def _edge_attrs(dot: str, src: str, dest: str, contains: str) -> str:
     return hits[0]
 
 
+def _label(attrs: str) -> str:
+    got = re.search(r"label=<(.*)>, tooltip=", attrs)
+    assert got, attrs[:80]
+    return got.group(1)
+
+
+def test_the_overview_has_a_box_per_region_and_per_dialect() -> None:
+    dot = committed(BY_NAME["overview"])
+    decl = BY_NAME["overview"].machine.decl
+    for owner in {s.owner for s in decl.states}:
+        assert f'subgraph "cluster_{owner}"' in dot
+    for name in callsieve.DIALECTS:
+        assert f'subgraph "cluster_dialect_{name}"' in dot  # its grammar panel
+        for m in REGISTRY[name].markers():
+            assert esc(m.shown()) in dot
+    # Every state sits in its owner's box: the box opened last before the node is its own.
+    opened: list[str] = []
+    for line in dot.splitlines():
+        if line.strip().startswith("subgraph"):
+            opened.append(line.split('"')[1])
+        elif line.strip() == "}" and opened:
+            opened.pop()
+        elif (node := NODE.match(line)) and "->" not in line and node.group(1) in decl.state_names():
+            owner = next(s.owner for s in decl.states if s.name == node.group(1))
+            assert opened[-1] == f"cluster_{owner}", node.group(1)
+
+
 @pytest.mark.parametrize(
     "dialect, shown",
-    [("qwen3_coder", "&lt;/parameter&gt;"), ("dsml", "&lt;/｜DSML｜parameter&gt;"), ("minimax_m2", "&lt;/parameter&gt;")],
+    [("qwen3_coder", "&lt;/parameter&gt; in in_param (raw)"), ("dsml", "&lt;/｜DSML｜parameter&gt; in json_value (json | bare json) | in_param (raw | bare raw)]"),
+     ("minimax_m2", "&lt;/parameter&gt; in in_param (raw)")],
 )
 def test_a_dialect_diagram_labels_marker_guards_with_its_own_markers(dialect: str, shown: str) -> None:
-    dot = (COMMITTED / f"dialect-{dialect}.dot").read_text(encoding="utf-8")
-    attrs = _edge_attrs(dot, "maybe_tag", "after_close", "if: is_param_close")
-    assert f"[{shown}]" in attrs
-    assert "[param_close]" not in dot
+    dot = committed(BY_NAME[f"dialect-{dialect}"])
+    attrs = _edge_attrs(dot, "maybe_tag", "after_close", "if: hit:in_param@")
+    assert f"[{shown}" in _label(attrs).replace("<br/>", " ")
+    # Guard names are for tooltips; labels say what the marker is.
+    assert not any("hit:" in _label(m.group(3)) for m in EDGE.finditer(dot) if "label=<" in m.group(3))
     # after_close says which markers confirm the held close.
-    looks = _edge_attrs(dot, "after_close", "maybe_tag", "tag_begin")
-    assert "looks for:" in looks and ("&lt;/tool_call&gt;" in looks or "DSML" in looks or "minimax" in looks)
+    looks = _label(_edge_attrs(dot, "after_close", "maybe_tag", "tag_begin"))
+    follow = [m.shown() for m in REGISTRY[dialect].markers_by_role()["param_open"]]
+    assert "looks for:" in looks and all(esc(f) in looks.replace("<br/>", " ") for f in follow)
 
 
-def test_markers_a_dialect_lacks_are_drawn_as_never_firing() -> None:
-    qwen = (COMMITTED / "dialect-qwen3_coder.dot").read_text(encoding="utf-8")
-    xml = (COMMITTED / "dialect-xml.dot").read_text(encoding="utf-8")
-    inert = _edge_attrs(qwen, "maybe_tag", "in_cdata", "if: is_cdata_open")
-    assert 'style="dotted"' in inert and "never fires" in inert
-    live = _edge_attrs(xml, "maybe_tag", "in_cdata", "if: is_cdata_open")
-    assert 'style="dotted"' not in live and "[&lt;![CDATA[]" in live
+def test_a_dialect_diagram_has_only_the_regions_its_grammar_needs() -> None:
+    qwen = committed(BY_NAME["dialect-qwen3_coder"])
+    xml = committed(BY_NAME["dialect-xml"])
+    assert '"in_cdata" [' not in qwen and '"json_value" [' not in qwen
+    live = _edge_attrs(xml, "maybe_tag", "in_cdata", "open_cdata")
+    assert 'style="dotted"' not in live and "[&lt;![CDATA[ in in_param (raw)]" in _label(live)
 
 
 def test_block_wide_eof_and_overflow_are_drawn_once_from_the_box() -> None:
-    dot = (COMMITTED / "overview.dot").read_text(encoding="utf-8")
-    boxed = [m.group(3) for m in EDGE.finditer(dot) if m.group(2) == "text" and 'ltail="cluster_block"' in m.group(3)]
-    assert len(boxed) == 1
-    attrs = boxed[0]
-    decl = declare(tuple(REGISTRY.values()))
-    block_states = {s.name for s in decl.states if s.in_block}
-    tip = _unescape(TOOLTIP.search(attrs).group(1))  # type: ignore[union-attr]
-    assert set(tip.split("\n")[0].removeprefix("from: ").split()) == block_states
-    assert "on overflow: abort_oversized" in tip and "on eof: abort_block_eof" in tip
+    dot = committed(BY_NAME["overview"])
+    boxed = {tooltip(m.group(3)).split("\n")[2]: tooltip(m.group(3)) for m in EDGE.finditer(dot)
+             if m.group(2) == "text" and 'ltail="cluster_block"' in m.group(3)}
+    assert sorted(boxed) == ["on eof: abort_block_eof", "on overflow: abort_oversized"]
+    decl = BY_NAME["overview"].machine.decl
+    held = {s.name for s in decl.states if s.in_block}
+    sources = {k: set(v.split("\n")[0].removeprefix("from: ").split()) for k, v in boxed.items()}
+    assert sources["on overflow: abort_oversized"] == held
+    # eof: every held state releases the block, but a bare block's end position, which
+    # ends it complete; the label names that one.
+    releases = {t.source for t in decl.transitions if t.trigger == EOF_TRIGGER and t.actions == ("abort_block_eof",)}
+    assert sources["on eof: abort_block_eof"] == held & releases and len(held - releases) == 1
+    (other,) = held - releases
+    eof_edge = next(m.group(3) for m in EDGE.finditer(dot) if "on eof: abort_block_eof" in m.group(3) and "cluster_block" in m.group(3))
+    assert f"from every state in the box but {other}" in eof_edge
+    # No other edge from a held state draws overflow or that eof: the box edges stand for all.
+    tips = [t for m in EDGE.finditer(dot) if "tooltip=" in m.group(3)
+            for t in [tooltip(m.group(3))] if set(t.split("\n")[0].removeprefix("from: ").split()) <= held]
+    assert sum(f"on {OVERFLOW}:" in t for t in tips) == 1
+    assert sum("on eof: abort_block_eof" in t for t in tips) == 1
 
 
 def test_dot_text_is_the_same_across_runs_and_hash_seeds() -> None:
@@ -203,33 +272,42 @@ def test_dot_text_is_the_same_across_runs_and_hash_seeds() -> None:
 
 
 def test_trigger_sets_are_spelled_compactly() -> None:
-    assert triggers_label(CHAR_TRIGGERS) == "*"
-    assert triggers_label(but("lt", "tick")) == "* − lt|tick"
+    assert triggers_label(BASE_CHAR_TRIGGERS) == "*"
+    assert triggers_label([t for t in BASE_CHAR_TRIGGERS if t not in ("lt", "tick")]) == "* − lt|tick"
     assert triggers_label(["nl", "ws"]) == "ws|nl"
     assert triggers_label(["lt", EOF_TRIGGER]) == "lt, eof"
     assert triggers_label([EOF_TRIGGER]) == "eof"
+    # A machine's own classes count: without u0040, "*" would hide it.
+    assert triggers_label(BASE_CHAR_TRIGGERS, BASE_CHAR_TRIGGERS + ("u0040",)) == "* − u0040"
 
 
 def test_guards_are_numbered_in_the_order_they_are_tried() -> None:
-    dot = (COMMITTED / "dialect-qwen3_coder.dot").read_text(encoding="utf-8")
-    decl = declare((REGISTRY["qwen3_coder"],))
+    dot = committed(BY_NAME["dialect-qwen3_coder"])
+    decl = BY_NAME["dialect-qwen3_coder"].machine.decl
     tried = [t for t in decl.ordered() if t.source == "maybe_tag" and t.trigger == "other" and t.guards]
+    assert len(tried) > 8
     node = next(m.group(0) for m in re.finditer(r'^\s*"maybe_tag" \[.*$', dot, re.M))
     numbers = []
     for t in tried:
         if t.dest == t.source:  # a self-loop is listed inside its state
             found = re.search(r"<b>(\d+)\.</b> \[" + re.escape(", ".join(t.guards)) + r"\]", node)
-        else:
-            found = re.search(r"<b>(\d+)\.</b>", _edge_attrs(dot, "maybe_tag", t.dest, "if: " + " ".join(t.guards) + "\\n"))
-        assert found, t
-        numbers.append(int(found.group(1)))
+            assert found, t
+            numbers.append(int(found.group(1)))
+            continue
+        attrs = _edge_attrs(dot, "maybe_tag", t.dest, "if: " + " & ".join(t.guards) + "\\n")
+        got = re.search(r"(?:^|\\n)(\d+)\. if: " + re.escape(" & ".join(t.guards)) + r"\\n", attrs)
+        assert got, t
+        n = int(got.group(1))
+        # The label shows the same number, alone or merged with others ("4, 6.").
+        assert re.search(rf"<b>(?:\d+, )*{n}(?:, \d+)*\.</b>", _label(attrs)), (t, n)
+        numbers.append(n)
     assert numbers == list(range(1, len(tried) + 1))
 
 
 @pytest.mark.skipif(not HAVE_DOT, reason="graphviz dot is not installed")
 @pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.name)
 def test_no_label_overlaps_another_in_the_committed_views(view: diagrams.View) -> None:
-    assert label_overlaps((COMMITTED / f"{view.name}.dot").read_text(encoding="utf-8")) == []
+    assert label_overlaps(committed(view)) == []
 
 
 @pytest.mark.skipif(not HAVE_DOT, reason="graphviz dot is not installed")
@@ -249,14 +327,14 @@ def test_a_trace_counts_every_transition_the_reference_machine_fired() -> None:
     values = "\na.md\n" + "\nline\n" + "more\n"
     assert steps.count(("in_param", "in_param")) == len(values)
     assert t.fires[-1].trigger == EOF_TRIGGER
-    call = [e for e in t.events if type(e).__name__ == "ToolCall"]
-    assert call and call[0].arguments["content"] == "line\n</parameter>\nmore"  # type: ignore[attr-defined]
+    call = [e for e in t.events if isinstance(e, callsieve.ToolCall)]
+    assert call and call[0].arguments["content"] == "line\n</parameter>\nmore"
 
 
 def test_a_trace_marks_decisions_and_counts_on_the_picture() -> None:
     view, marks, log = trace_marks(SEED4, ["qwen3_coder"])
     dot = render_dot(view, marks)
-    hold = _edge_attrs(dot, "maybe_tag", "after_close", "if: is_param_close")
+    hold = _edge_attrs(dot, "maybe_tag", "after_close", f"if: {QWEN_CLOSE}")
     assert "×3" in hold and "@" in hold and 'color="#d35400"' in hold
     reopen = _edge_attrs(dot, "after_close", "in_param", "reopen_value")
     assert "×1" in reopen
@@ -275,6 +353,7 @@ def test_trace_command_writes_the_picture_and_prints_the_path(tmp_path: Path, ca
     assert "ToolCall " not in out
     dot = (tmp_path / "trace.dot").read_text(encoding="utf-8")
     assert "read ×" in dot
+    assert (tmp_path / "trace-path.dot").is_file()
     assert "maybe_tag" not in [ln.split()[1] for ln in out.splitlines() if ln[:7].strip().isdigit()]
 
 

@@ -21,13 +21,13 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from callsieve.declare import EOF_TRIGGER, OVERFLOW, Declaration
-from callsieve.tools.diagrams import Guards, Marks, View, actions_label, read_machine
+from callsieve.declare import Declaration
 from callsieve.events import Diagnostic, Event, ToolCall
-from callsieve.machine import declare
+from callsieve.grammar.api import Dialect
+from callsieve.grammar.states import EOF_TRIGGER, OVERFLOW
 from callsieve.reference import ReferenceRunner
 from callsieve.sieve import Sieve
-from callsieve.grammar.api import Dialect
+from callsieve.tools.diagrams_read import Guards, Marks, View, actions_label, read_machine
 
 
 @dataclass(frozen=True)
@@ -89,24 +89,33 @@ def _recording(
 def trace(
     text: str,
     dialects: Iterable[str | Dialect] | str | None = None,
+    tools: Iterable[Any] | None = None,
     **options: Any,
 ) -> Trace:
-    """Run ``text`` (fed whole, then closed) through the reference machine, recording."""
-    sieve = Sieve(dialects, runner="reference", **options)
+    """Run ``text`` (fed whole, then closed) through the reference machine, recording.
+
+    ``tools`` and ``options`` are :class:`callsieve.Sieve`'s.
+    """
+    sieve = Sieve(dialects, tools, runner="reference", **options)
     runner = sieve.runner
     if not isinstance(runner, ReferenceRunner):  # pragma: no cover - runner="reference" above
         raise TypeError("a trace needs the reference runner")
     fires: list[Fire] = []
     _instrument(runner.machine, runner.ctx, fires)
     events = sieve.feed(text) + sieve.close()
-    return Trace(text, sieve.dialects, declare(sieve.dialects), fires, events)
+    return Trace(text, sieve.dialects, sieve.machine.decl, fires, events)
 
 
-def trace_marks(text: str, dialects: Sequence[str] | None = None, **options: Any) -> tuple[View, Marks, list[str]]:
+def trace_marks(
+    text: str,
+    dialects: Sequence[str | Dialect] | None = None,
+    tools: Iterable[Any] | None = None,
+    **options: Any,
+) -> tuple[View, Marks, list[str]]:
     """Trace ``text``: the view to draw it on, what to mark, and the path log."""
-    t = trace(text, list(dialects) if dialects else None, **options)
-    own = t.dialects[0] if len(t.dialects) == 1 else None
-    view = View("trace", "callsieve trace: " + ", ".join(d.name for d in t.dialects), t.dialects, own)
+    t = trace(text, list(dialects) if dialects else None, tools, **options)
+    view = View("trace", "callsieve trace: " + ", ".join(d.name for d in t.dialects), t.dialects,
+                think=bool(options.get("reasoning", True)))
     _states, rows, _machine = read_machine(t.decl)
     by_pos = {(r.source, r.trigger, r.index): r for r in rows}
     alternatives: dict[tuple[str, str], set[tuple[str, tuple[str, ...]]]] = {}
@@ -145,7 +154,7 @@ def trace_marks(text: str, dialects: Sequence[str] | None = None, **options: Any
         decided = len(alternatives[(f.source, f.trigger)]) > 1 or "reprocess" in row.actions
         shown = f.trigger if f.trigger in (EOF_TRIGGER, OVERFLOW) else json.dumps(f.held, ensure_ascii=False)
         where = f.source + (f" (from {f.origin})" if f.source == "maybe_tag" else "")
-        guards = ", ".join(n if ok else f"not {n}" for n, ok in row.guards)
+        guards = ", ".join(row.guards)
         cond = f" [{guards}]" if guards else ""
         log.append(f"{f.pos:>7}{'*' if decided else ' '} {where:<26} {shown} {f.trigger}{cond} → {f.dest} {actions_label(row.actions)}".rstrip())
         if decided:

@@ -1,0 +1,680 @@
+"""The DOT text of one view: states clustered by region, edges grouped and labelled.
+
+Drawing rules (the legend in each picture says the same to its reader):
+
+1. One box per region of states (the ``owner`` of each state: prose, tag, reasoning,
+   value, cdata, json) and one per dialect for the positions its structure compiled
+   into; the regions that only run inside a held block sit in one "tool block" box.
+2. One drawn edge per (source, destination, guards), except that the rows a complete
+   marker decides (``hit:`` guards, the shared opener, a fork's choice) share one edge
+   per (source, destination): the edge out of ``maybe_tag`` into ``after_close`` lists
+   every value close that leads there. Each guard line is numbered in the order the
+   state tries it; ``[else]`` is the fallback when no guard passes.
+3. A marker guard is shown as the dialect spells the marker and where it is listened
+   for (``</parameter> in in_param (xml raw)``), read off ``Machine.hits``.
+4. Each line under a guard is one set of actions with the character classes that take
+   it: ``*`` any character, ``* − lt|tick`` any but those, ``eof``, ``overflow``. A
+   class that an earlier unguarded alternative always takes is not listed.
+5. An edge into ``maybe_tag`` says which markers it looks for when it comes from there.
+6. An unguarded arm every state of a box has (``overflow`` in a tool block) is drawn
+   once, from the box's border; never one into ``maybe_tag`` (rule 5 is per state).
+7. A self-loop's label is listed inside its state under a rule (``↻``, UML's internal
+   transitions); on a busy state a loop label would otherwise land on other edges.
+8. ``fork`` (an opener several dialects share) is a diamond, UML's choice: one edge per
+   dialect, labelled with the markers that choose it, and ``[else]`` back to text.
+
+The text is deterministic: everything is emitted in declaration order, with no ids.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Sequence
+
+from callsieve.declare import Declaration
+from callsieve.grammar.api import Block, Call, Choose, Dialect, JsonValue, Many, Marker, Param, Raw, Seq
+from callsieve.grammar.states import EOF_TRIGGER, OTHER, OVERFLOW, StateDecl
+from callsieve.tools.diagrams_read import Guards, Marks, Names, Row, View, actions_label, read_machine, triggers_label
+
+_HUB = "maybe_tag"
+_FORK = "fork"
+_BLUE = "#1f5fbf"
+_RED = "#b03a2e"
+_GREY = "#a8a8a8"
+_HOT = "#d35400"
+
+#: Region owner → (box label, fill). A region not named here (a dialect's own) gets a
+#: plain box; a dialect's positions get the dialect's box.
+_REGIONS: dict[str, tuple[str, str]] = {
+    "prose": ("prose: visible text; in a code span or fence, markup is text", "#eef6ee"),
+    "tag": ("held markers: a possible marker is held until it is decided", "#fdf1e2"),
+    "reasoning": ("reasoning", "#f3eefa"),
+    "value": ("parameter values: a close is held until what follows confirms it", "#e6f0fa"),
+    "cdata": ("CDATA: nothing is markup until ]]>", "#f6ead0"),
+    "json": ("JSON value: markup in a string is data", "#e6f0fa"),
+}
+_BLOCK = "cluster_block"
+#: Characters of the drawing's own notation (explained in the legend); any other
+#: character outside Latin-1 is named by code point there, since it may render as an
+#: empty box without a CJK font.
+_NOTATION = "↺↻−×…→·–◇"
+
+
+# ------------------------------------------------------------------------- clusters
+
+
+@dataclass
+class Cluster:
+    key: str
+    label: str
+    fill: str
+    members: list[str]
+    children: list[Cluster] = field(default_factory=list)
+
+    def all_members(self) -> list[str]:
+        out = list(self.members)
+        for c in self.children:
+            out += c.all_members()
+        return out
+
+
+def _clusters(states: Sequence[StateDecl], dialects: Iterable[str]) -> list[Cluster]:
+    """One cluster per owner, in declaration order; those of held blocks in one box."""
+    dialects = set(dialects)
+    by_owner: dict[str, Cluster] = {}
+    block = Cluster(_BLOCK, "tool block: held until it closes, or released as text", "#fff7e0", [])
+    top: list[Cluster] = []
+    for s in states:
+        c = by_owner.get(s.owner)
+        if c is None:
+            if s.owner in dialects:
+                label, fill = f"dialect {s.owner}: between its markers", "#f4f4f4"
+            else:
+                label, fill = _REGIONS.get(s.owner, (f"region {s.owner}", "#f4f4f4"))
+            c = by_owner[s.owner] = Cluster(f"cluster_{s.owner}", label, fill, [])
+            (block.children if s.in_block else top).append(c)
+        c.members.append(s.name)
+    if block.children:
+        top.append(block)
+    return top
+
+
+def _walk(cs: list[Cluster]) -> Iterable[Cluster]:
+    for c in cs:
+        yield c
+        yield from _walk(c.children)
+
+
+# ---------------------------------------------------------------------------- edges
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for x in items:
+        if x not in out:
+            out.append(x)
+    return out
+
+
+@dataclass
+class Arm:
+    """The rows of one guard set that share actions: one line of a label."""
+
+    actions: tuple[str, ...]
+    rows: list[Row] = field(default_factory=list)
+
+    def triggers(self) -> list[str]:
+        return _unique(r.trigger for r in self.rows if r.reachable)
+
+    def shadowed(self) -> list[str]:
+        return _unique(r.trigger for r in self.rows if not r.reachable)
+
+
+@dataclass
+class Alt:
+    """One guard set of an edge, with its arms and its place in the try order."""
+
+    guards: Guards
+    arms: list[Arm] = field(default_factory=list)
+    #: Position among the source's guarded alternatives (0: not numbered).
+    order: int = 0
+
+    def add(self, r: Row) -> None:
+        for a in self.arms:
+            if a.actions == r.actions:
+                a.rows.append(r)
+                return
+        self.arms.append(Arm(r.actions, [r]))
+
+
+@dataclass
+class Edge:
+    sources: tuple[str, ...]
+    dest: str
+    alts: list[Alt] = field(default_factory=list)
+    #: Drawn from this cluster's border: every state in it has this edge, but these.
+    cluster: str = ""
+    marker: bool = False
+    but: tuple[str, ...] = ()
+
+    def rows(self) -> list[Row]:
+        return [r for alt in self.alts for a in alt.arms for r in a.rows]
+
+    def reachable(self) -> bool:
+        return any(r.reachable for r in self.rows())
+
+
+def _edges(rows: list[Row], names: Names, tried: list[Row]) -> list[Edge]:
+    """Edges of ``rows``, numbered by the try order of ``tried`` (all the machine's
+    rows: a path-only picture keeps the numbers of the whole machine)."""
+    edges: dict[tuple[object, ...], Edge] = {}
+    alts: dict[tuple[str, str, Guards], Alt] = {}
+    for r in rows:
+        marker = any(names.is_marker(g) for g in r.guards)
+        key: tuple[object, ...] = (r.source, r.dest, "marker") if marker else (r.source, r.dest, r.guards)
+        e = edges.setdefault(key, Edge((r.source,), r.dest, marker=marker))
+        alt = alts.get((r.source, r.dest, r.guards))
+        if alt is None:
+            alt = alts[(r.source, r.dest, r.guards)] = Alt(r.guards)
+            e.alts.append(alt)
+        alt.add(r)
+    _number(alts, tried)
+    return list(edges.values())
+
+
+def _number(alts: dict[tuple[str, str, Guards], Alt], tried: list[Row]) -> None:
+    """Number the guarded alternatives of each state in the order they are tried.
+
+    The order is per (state, trigger); where two triggers try the same alternatives
+    in different orders, a topological order of "tried before" is used.
+    """
+    chains: dict[tuple[str, str], list[tuple[str, str, Guards]]] = {}
+    for r in tried:
+        if r.reachable and r.guards:
+            chains.setdefault((r.source, r.trigger), []).append((r.source, r.dest, r.guards))
+    contested = {src for (src, _), chain in chains.items() if len(chain) > 1}
+    first: dict[tuple[str, str, Guards], int] = {}
+    after: dict[tuple[str, str, Guards], set[tuple[str, str, Guards]]] = {}
+    for chain in chains.values():
+        for k in chain:
+            first.setdefault(k, len(first))
+        for a, b in zip(chain, chain[1:]):
+            if a != b:
+                after.setdefault(b, set()).add(a)
+    for src in sorted(contested):
+        pending = sorted((k for k in first if k[0] == src), key=first.__getitem__)
+        done: list[tuple[str, str, Guards]] = []
+        while pending:
+            ready = [k for k in pending if not (after.get(k, set()) & set(pending))] or pending[:1]
+            done.append(ready[0])
+            pending.remove(ready[0])
+        for n, k in enumerate(done, 1):
+            if k in alts:
+                alts[k].order = n
+
+
+def _collapse(edges: list[Edge], clusters: list[Cluster]) -> list[Edge]:
+    """Draw once, from the border, an unguarded arm every state of a cluster has.
+
+    In a box of four or more states, an arm all but one of them have is drawn from the
+    border too, naming the one state that differs (a bare block's last position ends
+    the block at ``eof`` where every other held state releases it).
+    """
+    for c in _walk(clusters):
+        members = c.all_members()
+        if len(members) < 2:
+            continue
+        by_sig: dict[tuple[object, ...], list[tuple[Edge, Arm]]] = {}
+        for e in edges:
+            # Not into the hub: each edge into maybe_tag says what its source looks for.
+            if (len(e.sources) == 1 and e.sources[0] in members and not e.alts[0].guards and e.dest not in members
+                    and e.dest != _HUB):
+                for a in e.alts[0].arms:
+                    sig = (e.dest, a.actions, tuple(a.triggers()), tuple(a.shadowed()))
+                    by_sig.setdefault(sig, []).append((e, a))
+        merged: dict[tuple[str, tuple[str, ...]], Edge] = {}
+        for pairs in by_sig.values():
+            sources = [e.sources[0] for e, _ in pairs]
+            but = tuple(m for m in members if m not in sources)
+            if len(sources) != len(set(sources)) or len(but) > (1 if len(members) >= 4 else 0):
+                continue
+            first = pairs[0][0]
+            m = merged.get((first.dest, but))
+            if m is None:
+                shared = tuple(x for x in members if x not in but)
+                m = merged[(first.dest, but)] = Edge(shared, first.dest, [Alt(())], cluster=c.key, but=but)
+                edges.insert(edges.index(first), m)
+            m.alts[0].arms.append(Arm(pairs[0][1].actions, [r for _, a in pairs for r in a.rows]))
+            for e, a in pairs:
+                e.alts[0].arms.remove(a)
+        edges = [e for e in edges if e.alts[0].arms]
+    return edges
+
+
+# --------------------------------------------------------------------------- labels
+
+
+def _h(s: str) -> str:
+    return html.escape(s, quote=False)
+
+
+def _wrap(text: str, width: int, seps: str = " |") -> list[str]:
+    """Break ``text`` into lines of about ``width`` at spaces or bars."""
+    lines: list[str] = []
+    cur = ""
+    token = ""
+    for ch in text + "\0":
+        if ch == "\0" or ch in seps:
+            piece = token + (ch if ch != "\0" else "")
+            if cur and len(cur) + len(piece.rstrip()) > width:
+                lines.append(cur.rstrip())
+                cur = piece.lstrip()
+            else:
+                cur += piece
+            token = ""
+        else:
+            token += ch
+    if cur.strip():
+        lines.append(cur.rstrip())
+    return lines or [""]
+
+
+def _font(text: str, color: str = "", size: str = "", bold: bool = False, italic: bool = False) -> str:
+    attrs = (f' color="{color}"' if color else "") + (f' point-size="{size}"' if size else "")
+    if bold:
+        text = f"<b>{text}</b>"
+    if italic:
+        text = f"<i>{text}</i>"
+    return f"<font{attrs}>{text}</font>" if attrs else text
+
+
+_CLASS_SHOWN = {" ": "space", "\t": "tab", "\r": "CR", "\n": "LF"}
+
+
+def _class_chars(chars: str) -> str:
+    return " ".join(_CLASS_SHOWN.get(c, c) for c in chars)
+
+
+def _is_release(actions: Iterable[str]) -> bool:
+    return any(a.startswith("abort_") or a.startswith("fork_release") for a in actions)
+
+
+class _Look:
+    """How one edge is drawn: its label lines, tooltip, colours and weight."""
+
+    def __init__(self, e: Edge, names: Names, marks: Marks | None, chars: Sequence[str], brief: bool = False) -> None:
+        counts = {
+            id(a): sum(marks.counts.get((r.source, r.trigger, r.index), 0) for r in a.rows) if marks is not None else 0
+            for alt in e.alts for a in alt.arms
+        }
+        self.total = sum(counts.values())
+        self.dead = not e.reachable()
+        self.marker = e.marker
+        color = _BLUE if e.marker else (_RED if _is_release(a for alt in e.alts for arm in alt.arms for a in arm.actions) else "black")
+        if self.dead or (marks is not None and not self.total):
+            color = _GREY
+        elif marks is not None:
+            color = _HOT
+        self.color = color
+        self.ink = "black" if color != _GREY else _GREY
+        guard_ink = color if color != _HOT else self.ink
+
+        lines: list[str] = []
+        tip = ["from: " + " ".join(e.sources), "to: " + e.dest]
+        #: (marker, other guards, arm lines) → [numbers, places]: in a marker edge, the
+        #: alternatives that differ only in where the marker was listened for share a line
+        merged: dict[tuple[str, tuple[str, ...], tuple[str, ...]], tuple[list[str], list[tuple[str, str]]]] = {}
+        for alt in e.alts:
+            arm_lines = []
+            for arm in alt.arms:
+                trig = arm.triggers()
+                text = " ".join(x for x in (triggers_label(trig, chars), actions_label(arm.actions)) if x)
+                if not trig:
+                    text = f"never ({triggers_label(arm.shadowed(), chars)} is taken earlier)"
+                n = counts[id(arm)]
+                count = " " + _font(f"×{n}", _HOT, bold=True) if n else ""
+                # UML's [else]: on each of these triggers some guard was tried first.
+                if not alt.guards and trig and not e.cluster and all(r.index > 0 for r in arm.rows if r.reachable):
+                    text = "[else] " + text
+                arm_lines.append("<br/>".join(_h(x) for x in _wrap(text, 34)) + count)
+            tip += _tooltip(alt)
+            num = f"{alt.order}." if alt.order else ""
+            if e.marker and len(arm_lines) == 1 and "<br/>" not in arm_lines[0]:
+                marker, place, rest = names.marker_parts(alt.guards)
+                nums, places = merged.setdefault((marker, rest, tuple(arm_lines)), ([], []))
+                nums.append(num)
+                places.append(place)
+                continue
+            if alt.guards:
+                g = _h(", ".join(names.guard(g) for g in alt.guards))
+                lines.append(_font((f"<b>{num}</b> " if num else "") + f"[{g}]", guard_ink))
+            lines += arm_lines
+        for (marker, rest, one), (nums, places) in merged.items():
+            # A marker and its one action on one line: a hub edge stays a short list.
+            what = marker + (" in " + _places(places) if any(st for st, _ in places) else "") + "".join(", " + x for x in rest)
+            num = ", ".join(n.rstrip(".") for n in nums if n)
+            text = "<br/>".join(_h(x) for x in _wrap(f"[{what}]", 40 if brief else 64, " "))
+            lines.append(_font((f"<b>{num}.</b> " if num else "") + text, guard_ink) + " " + one[0])
+        if e.dest == _HUB and len(e.sources) == 1 and e.sources[0] != _HUB and not brief:
+            looks = names.looks.get(e.sources[0], [])
+            body = "<br/>".join(_h(x) for x in _wrap("looks for: " + ("  ".join(looks) or "nothing"), 40, " "))
+            lines.append(_font(_font(body, italic=True), "#666666", "9"))
+        if e.cluster:
+            but = f" but {', '.join(e.but)}" if e.but else ""
+            lines.append(_font(f"<i>from every state in the box{_h(but)}</i>", "#666666", "9"))
+        for alt in e.alts:
+            key = (e.sources[0], e.dest, alt.guards)
+            if marks is not None and key in marks.decisions:
+                notes = marks.decisions[key][: 1 if brief else None]
+                more = marks.decision_totals[key] - len(notes)
+                body = "<br/>".join(_h(x) for n in notes for x in _wrap(n, 44, " ")) + (f"<br/>… {more} more" if more > 0 else "")
+                lines.append(_font(body, _HOT, "9"))
+        self.lines = lines
+        self.tooltip = "\n".join(tip)
+
+
+def _places(places: list[tuple[str, str]]) -> str:
+    """(in_param, xml raw), (in_param, qwen3_coder raw) → ``in_param (xml raw | qwen3_coder raw)``."""
+    by_state: dict[str, list[str]] = {}
+    for state, spec in places:
+        by_state.setdefault(state, []).append(spec)
+    return " | ".join(f"{st} ({' | '.join(_unique(sp))})" if any(sp) else st for st, sp in by_state.items())
+
+
+def _tooltip(alt: Alt) -> list[str]:
+    """The tooltip lines of one alternative: its guards by their declared names, and
+    every trigger with the actions it runs (what the tests read back)."""
+    # Guards joined as GraphMachine joins them: a marker's label may hold spaces.
+    out = [(f"{alt.order}. " if alt.order else "") + "if: " + " & ".join(alt.guards)] if alt.guards else []
+    for arm in alt.arms:
+        acts = " ".join(arm.actions) or "-"
+        if arm.triggers():
+            out.append(f"on {' '.join(arm.triggers())}: {acts}")
+        if arm.shadowed():
+            out.append(f"unreachable on {' '.join(arm.shadowed())}: {acts}")
+    return out
+
+
+# ------------------------------------------------------------------------------ dot
+
+
+def _q(s: str) -> str:
+    """A DOT quoted string (escString: newlines become ``\\n``)."""
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _attr(k: str, v: str) -> str:
+    return f"{k}={v}" if k == "label" and v.startswith("<") and v.endswith(">") else f"{k}={_q(v)}"
+
+
+class _Dot:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.depth = 1
+
+    def add(self, line: str) -> None:
+        self.lines.append("\t" * self.depth + line)
+
+    def attrs(self, attrs: Sequence[tuple[str, str]]) -> str:
+        return "[" + ", ".join(_attr(k, v) for k, v in attrs) + "]"
+
+    def node(self, name: str, attrs: Sequence[tuple[str, str]]) -> None:
+        self.add(f"{_q(name)} {self.attrs(attrs)}")
+
+    def edge(self, a: str, b: str, attrs: Sequence[tuple[str, str]]) -> None:
+        self.add(f"{_q(a)} -> {_q(b)} {self.attrs(attrs)}")
+
+    def open(self, name: str, attrs: Sequence[tuple[str, str]]) -> None:
+        self.add(f"subgraph {_q(name)} {{")
+        self.depth += 1
+        for k, v in attrs:
+            self.add(_attr(k, v))
+
+    def close(self) -> None:
+        self.depth -= 1
+        self.add("}")
+
+
+def _table(rows: Iterable[str], pad: int = 1) -> str:
+    return f'<table border="0" cellborder="0" cellspacing="0" cellpadding="{pad}">' + "".join(rows) + "</table>"
+
+
+def _row(*cells: str) -> str:
+    return "<tr>" + "".join(f'<td align="left">{c}</td>' for c in cells) + "</tr>"
+
+
+# ---------------------------------------------------------------------------- views
+
+
+def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) -> str:
+    """The ``.dot`` text of a view (deterministic).
+
+    With ``marks`` (a trace), fired edges carry their counts; ``path_only`` draws only
+    the states the trace visited and the edges it fired, small enough for a screen.
+    """
+    m = view.machine
+    decl = m.decl
+    states, rows, _machine = read_machine(decl)
+    names = Names(m)
+    drawn = rows
+    if path_only and marks is not None:
+        drawn = [r for r in rows if marks.counts.get((r.source, r.trigger, r.index))]
+    edges = _edges(drawn, names, rows)
+    kept = {decl.initial} | {s for e in edges for s in (*e.sources, e.dest)} if path_only else set(states)
+    decls = [s for s in decl.states if s.name in kept]
+    clusters = _clusters(decls, (layout.dialect.name for layout in m.layouts))
+    edges = _collapse(edges, clusters)
+    looks = {id(e): _Look(e, names, marks, decl.char_triggers, brief=path_only) for e in edges}
+    # A return edge of a two-way pair away from the hub (fence_run -> in_fence back
+    # from in_fence -> fence_run) is routed below: measured with label_overlaps, the
+    # pair's two labels otherwise share the gap between the states and overlap.
+    order = {s.name: i for i, s in enumerate(decl.states)}
+    pairs = {(e.sources[0], e.dest) for e in edges if len(e.sources) == 1 and not e.cluster}
+    returns = {(a, b) for a, b in pairs if (b, a) in pairs and a != b and _HUB not in (a, b) and order[a] > order[b]}
+    loops: dict[str, list[Edge]] = {}
+    for e in edges:
+        if e.sources == (e.dest,):
+            loops.setdefault(e.dest, []).append(e)
+
+    dot = _Dot()
+    sub = "drawn from the declaration the runners are compiled from · regenerate: callsieve diagram"
+    if marks is not None:
+        sub = ("path only · " if path_only else "") + "trace: " + " · ".join(marks.summary)
+    dot.lines.append("digraph callsieve {")
+    title = f'<<b><font point-size="16">{_h(view.title)}</font></b><br/><font point-size="10">{_h(sub)}</font>>'
+    for k, v in (
+        ("graph", [("rankdir", "LR"), ("compound", "true"), ("newrank", "true"), ("nodesep", "0.3"),
+                   ("ranksep", "0.45"), ("fontname", "Helvetica"), ("fontsize", "12"), ("labelloc", "t"), ("label", title)]),
+        ("node", [("shape", "box"), ("style", "rounded,filled"), ("fillcolor", "white"), ("fontname", "Helvetica"),
+                  ("fontsize", "11"), ("margin", "0.08,0.04")]),
+        ("edge", [("fontname", "Helvetica"), ("fontsize", "10"), ("arrowsize", "0.7")]),
+    ):
+        dot.add(f"{k} {dot.attrs(v)}")
+
+    docs = {s.name: s for s in decl.states}
+    for c in clusters:
+        _draw_cluster(dot, c, lambda name: _draw_state(dot, docs[name], decl, loops, looks, marks, path_only))
+    for e in edges:
+        _draw_edge(dot, e, looks[id(e)], {c.key: c for c in _walk(clusters)}, (e.sources[0], e.dest) in returns)
+    if not path_only:
+        _draw_panels(dot, view, decl, anchor="in_param" if "in_param" in docs else decl.initial)
+    else:  # only what the path shows needs naming
+        _draw_legend(dot, [])
+    dot.lines.append("}")
+    return "\n".join(dot.lines) + "\n"
+
+
+def _draw_cluster(dot: _Dot, c: Cluster, draw_state: Callable[[str], None]) -> None:
+    dot.open(c.key, [("label", f"<<i>{_h(c.label)}</i>>"), ("style", "rounded,filled"), ("fillcolor", c.fill),
+                     ("color", "#999999"), ("fontsize", "10"), ("labeljust", "r")])
+    for name in c.members:
+        draw_state(name)
+    for child in c.children:
+        _draw_cluster(dot, child, draw_state)
+    dot.close()
+
+
+def _draw_state(dot: _Dot, s: StateDecl, decl: Declaration, loops: dict[str, list[Edge]], looks: dict[int, _Look],
+                marks: Marks | None, path_only: bool) -> None:
+    name = s.name
+    fill = {"maybe_tag": "#fde2c0", "in_reasoning": "#ece4f7", _FORK: "#fde2c0"}.get(name, "white")
+    color = "black"
+    extra = ""
+    if marks is not None:
+        n = marks.visits.get(name, 0)
+        if n:
+            fill = "#ffd9b0"
+            extra = "<br/>" + _font(f"<b>read ×{n}</b>", _HOT, "9")
+        else:
+            color = _GREY
+    rows = [f"<tr><td><b>{_h(name)}</b></td></tr>"]
+    if not path_only:
+        doc = "<br/>".join(_h(x) for x in _wrap(s.doc, 26))
+        rows.append(f"<tr><td>{_font(doc, '#555555', '9')}{extra}</td></tr>")
+    elif extra:
+        rows.append(f"<tr><td>{extra[5:]}</td></tr>")
+    for n, loop in enumerate(loops.get(name, [])):
+        look = looks[id(loop)]
+        body = "<br/>".join(look.lines)
+        rows.append(("<hr/>" if n == 0 else "") + f"<tr><td>{_font('↻ ' + body, look.ink, '10')}</td></tr>")
+    attrs = [("label", f"<{_table(rows)}>"), ("fillcolor", fill), ("color", color), ("fontcolor", color),
+             ("tooltip", f"{name}: {s.doc}")]
+    if name == _FORK:
+        attrs += [("shape", "diamond"), ("style", "filled"), ("margin", "0")]
+    if name == decl.initial:
+        attrs.append(("peripheries", "2"))
+    if name in (_HUB, _FORK):
+        attrs.append(("penwidth", "1.6"))
+    dot.node(name, attrs)
+
+
+def _draw_edge(dot: _Dot, e: Edge, look: _Look, clusters: dict[str, Cluster], below: bool = False) -> None:
+    attrs: list[tuple[str, str]] = [("tailport", "s"), ("headport", "s")] if below else []
+    if e.sources != (e.dest,):  # a self-loop's label is inside its state
+        attrs.append(("label", "<" + "<br/>".join(look.lines) + ">"))
+    attrs += [("tooltip", look.tooltip), ("color", look.color), ("fontcolor", look.ink)]
+    if look.total:
+        attrs.append(("penwidth", f"{1.2 + min(3.0, math.log10(look.total + 1)):.1f}"))
+    elif look.marker and not look.dead:
+        attrs.append(("penwidth", "1.4"))
+    if look.dead:
+        attrs.append(("style", "dotted"))
+    tail = e.sources[0]
+    if e.cluster:
+        c = clusters[e.cluster]
+        # Leave from inside a nested box: the label then lands clear of the hub's
+        # edges into the box (the tail is layout only; ltail draws it from the border).
+        tail = (c.children[0].all_members() if c.children else c.all_members())[0]
+        attrs.append(("ltail", e.cluster))
+    dot.edge(tail, e.dest, attrs)
+
+
+# --------------------------------------------------------------------------- panels
+
+#: The notation, for each picture's legend and the diagrams/README.md index.
+HOW_TO_READ: tuple[tuple[str, str], ...] = (
+    ("3. [guard]", "a state tries its guards in this order; the first that passes fires"),
+    ("[else]", "the fallback: taken when no guard passes"),
+    ("[m in s]", "the held tag is the marker m, listened for in state s (value spec)"),
+    ("/ action ↺", "actions run; ↺: the character is read again in the new state"),
+    ("↻", "a self-loop: listed inside its state"),
+    ("blue", "a complete marker decided it"),
+    ("red", "the block is released as text, with a Diagnostic"),
+    ("box edge", "an edge from a box's border leaves every state in it"),
+    ("◇ fork", "an opener several dialects share: what follows it decides the dialect"),
+)
+
+
+def grammar_text(node: object) -> str:
+    """A dialect's structure as one line: markers in order, ``( … )*`` repetition."""
+    if isinstance(node, Block):
+        parts = [node.open.shown() if node.open is not None else "(bare)", grammar_text(node.body)]
+        if node.close is not None:
+            parts.append(node.close.shown() + ("?" if node.close_optional else ""))
+        return " ".join(parts)
+    if isinstance(node, Marker):
+        return node.shown()
+    if isinstance(node, Seq):
+        return " ".join(grammar_text(x) for x in node.items)
+    if isinstance(node, Many):
+        return f"( {grammar_text(node.item)} ){'+' if node.min >= 1 else '*'}"
+    if isinstance(node, Call):
+        close = [node.close.shown()] if node.close is not None else []
+        return " ".join([node.open.shown(), *(grammar_text(x) for x in node.items), *close])
+    if isinstance(node, Param):
+        return f"{node.open.shown()} {grammar_text(node.value)}"
+    if isinstance(node, Raw):
+        return f"text {node.close.shown()}"
+    if isinstance(node, JsonValue):
+        return f"JSON {node.close.shown()}"
+    if isinstance(node, Choose):
+        cases = " | ".join(f"{node.field}={v}: {grammar_text(b).split(' ')[0]}" for v, b in node.cases)
+        closes = _unique(b.close.shown() for b in node.bodies())
+        return f"{{{cases} | else: {grammar_text(node.default).split(' ')[0]}}} {' | '.join(closes)}"
+    label = getattr(node, "label", None)  # any other node kind (a capture, JSON arguments): its label
+    if isinstance(label, str):
+        return label
+    raise TypeError(f"not a structure node: {node!r}")
+
+
+def _value_styles(d: Dialect) -> str:
+    out: list[str] = []
+    for b in d.values():
+        if isinstance(b, JsonValue):
+            out.append("JSON")
+            continue
+        st = b.style
+        got = [n for n, on in (("strip newlines", st.strip_newlines), ("XML entities", st.unescape_entities),
+                               ("CDATA", st.cdata)) if on]
+        out.append("text" + (f" ({', '.join(got)})" if got else ""))
+    return ", ".join(_unique(out))
+
+
+def _draw_panels(dot: _Dot, view: View, decl: Declaration, anchor: str) -> None:
+    """One panel per dialect (its grammar), then the legend; placed right of the states."""
+    for d in view.dialects:
+        trs = [_row(_h(x)) for b in d.blocks for x in _wrap(grammar_text(b), 56, " ")]
+        if _value_styles(d):
+            trs.append(_row(_font(_h("values: " + _value_styles(d)), "#555555")))
+        dot.open(f"cluster_dialect_{d.name}", [("label", f"<<b>dialect {_h(d.name)}</b>>"), ("style", "rounded,filled"),
+                                                ("fillcolor", "#f4f4f4"), ("color", "#999999"), ("fontsize", "10")])
+        dot.node(f"dialect_{d.name}", [("shape", "plaintext"), ("style", ""), ("fontsize", "9"), ("label", f"<{_table(trs)}>")])
+        dot.close()
+    rows = [_row("<b>how to read</b>", "")]
+    rows += [_row(_font(_h(k), {"blue": _BLUE, "red": _RED}.get(k, "")), _h(v)) for k, v in HOW_TO_READ
+             if k != "◇ fork" or any(s.name == _FORK for s in decl.states)]
+    rows.append(_row("<b>character classes (triggers)</b>", ""))
+    for name, chars in decl.classes.items():
+        rows.append(_row(_h(name), _h(_class_chars(chars))))
+    rows += [
+        _row(OTHER, "any other character"),
+        _row("*", "any character;  * − a|b: any but a or b"),
+        _row(EOF_TRIGGER, "the stream ended (close())"),
+        _row(OVERFLOW, "the held block passed max_block_chars"),
+    ]
+    _draw_legend(dot, rows)
+    # Invisible edges only place the panels: right of the states, out of the edges' way.
+    for panel in ["legend"] + [f"dialect_{d.name}" for d in view.dialects]:
+        dot.edge(anchor, panel, [("style", "invis")])
+
+
+def _draw_legend(dot: _Dot, rows: list[str]) -> None:
+    """The legend: ``rows``, then every character outside Latin-1 the picture shows,
+    named by code point (without a CJK font ``｜`` renders as an empty box)."""
+    wide = _wide_chars("\n".join(dot.lines) + "".join(rows))
+    if wide:
+        rows = rows + [_row("<b>characters by code point</b>", "(they may show as boxes without a CJK font)")]
+        rows += [_row(_h(c), _h(f"U+{ord(c):04X} {unicodedata.name(c, 'unnamed')}")) for c in wide]
+    if not rows:
+        return
+    dot.open("cluster_legend", [("label", "<<b>legend</b>>"), ("style", "rounded"), ("color", "#bbbbbb"), ("fontsize", "10")])
+    dot.node("legend", [("shape", "plaintext"), ("style", ""), ("fontsize", "9"), ("label", f"<{_table(rows, 2)}>")])
+    dot.close()
+
+
+def _wide_chars(text: str) -> list[str]:
+    """Characters outside Latin-1 in ``text`` that are not the drawing's own notation."""
+    return sorted({c for c in text if ord(c) > 0xFF and c not in _NOTATION})
