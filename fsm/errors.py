@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from callsieve.grammar.errors import CallsieveError, GrammarError, UnknownDialectError
 
 if TYPE_CHECKING:
-    from callsieve.events import Diagnostic
+    from callsieve.events import Diagnostic, Event
 
 __all__ = [
     "CallsieveError",
@@ -20,6 +20,7 @@ __all__ = [
     "UnknownDialectError",
     "FeedAfterCloseError",
     "InvalidToolSchemaError",
+    "InvalidOptionError",
     "MalformedBlockError",
 ]
 
@@ -32,9 +33,20 @@ class InvalidToolSchemaError(CallsieveError, ValueError):
     """``tools=`` is not a list of OpenAI tool schemas."""
 
 
+class InvalidOptionError(CallsieveError, ValueError):
+    """A ``Sieve`` option has a value it does not take (raised when it is built)."""
+
+
 class MalformedBlockError(CallsieveError):
-    """Raised only with ``on_malformed="raise"``: a block was malformed or unterminated."""
+    """Raised only with ``on_malformed="raise"``: a block was malformed or unterminated.
+
+    ``events``: every event the raising ``feed()``/``close()`` had decided, in order,
+    ending with ``diagnostic`` (whose ``raw`` is the block's input). Together with what
+    earlier calls returned, that is the same whatever the chunking. The sieve is closed
+    afterwards; input after the block was not read.
+    """
 
     def __init__(self, message: str, diagnostic: "Diagnostic") -> None:
         super().__init__(message)
         self.diagnostic = diagnostic
+        self.events: "list[Event]" = []

@@ -56,7 +56,6 @@ saw DeepSeek do both) will yield that call twice: once passed through, once extr
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass, field
 from typing import (
     TYPE_CHECKING,
@@ -71,7 +70,7 @@ from typing import (
 )
 
 from callsieve.events import Event, Reasoning, Text, ToolCall, ToolCallDelta, ToolCallStart
-from callsieve.sieve import Sieve
+from callsieve.sieve import Sieve, new_id_prefix  # one source of call ids (issue 12, finding 11)
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessage
@@ -193,7 +192,7 @@ class StreamSieve:
         self._tools = list(tools) if tools is not None else None
         self._stream_arguments = stream_arguments
         self._on_event = on_event
-        self._id_prefix = str(sieve_options.pop("id_prefix", None) or f"call_{secrets.token_hex(6)}_")
+        self._id_prefix = str(sieve_options.pop("id_prefix", None) or new_id_prefix())
         self._options = sieve_options
         self._choices: dict[int, _ChoiceState] = {}
         self._last_chunk: Any = None
@@ -504,7 +503,7 @@ def _clean_message(
     options = dict(options)
     on_event: Callable[[int, Event], None] | None = options.pop("on_event", None)
     options.pop("stream_arguments", None)
-    options.setdefault("id_prefix", f"call_{secrets.token_hex(6)}_")
+    options.setdefault("id_prefix", new_id_prefix())
     content = _get(message, "content")
     if not isinstance(content, str) or not content:
         Sieve(dialects, tools, **options)  # still reject bad arguments

@@ -15,14 +15,20 @@ def load_tools(tools: Iterable[Any] | None) -> dict[str, dict[str, Any]] | None:
     """``{tool name: {param name: param schema}}`` from OpenAI tool schemas.
 
     Accepts ``{"type": "function", "function": {...}}`` items and bare
-    ``{"name": ..., "parameters": ...}`` function objects.
+    ``{"name": ..., "parameters": ...}`` function objects. Every property schema is
+    checked here, when the ``Sieve`` is built (:func:`check_schema`), so that typing a
+    value mid-stream never meets a schema it cannot read.
     """
     if tools is None:
         return None
     if isinstance(tools, (str, bytes, Mapping)):
         raise InvalidToolSchemaError("tools must be a list of tool schemas, not a single object or string")
+    try:
+        items = list(tools)
+    except TypeError:
+        raise InvalidToolSchemaError(f"tools must be a list of tool schemas, not {type(tools).__name__}") from None
     out: dict[str, dict[str, Any]] = {}
-    for i, tool in enumerate(tools):
+    for i, tool in enumerate(items):
         if not isinstance(tool, Mapping):
             raise InvalidToolSchemaError(f"tools[{i}] is a {type(tool).__name__}, not an object")
         fn = tool.get("function", tool) if tool.get("type", "function") == "function" else None
@@ -39,8 +45,47 @@ def load_tools(tools: Iterable[Any] | None) -> dict[str, dict[str, Any]] | None:
         props = {} if props is None else props
         if not isinstance(props, Mapping) or not all(isinstance(v, Mapping) for v in props.values()):
             raise InvalidToolSchemaError(f"tools[{i}] ({name}): 'parameters.properties' must map names to schemas")
+        for key, schema in props.items():
+            problem = check_schema(schema)
+            if problem is not None:
+                raise InvalidToolSchemaError(f"tools[{i}] ({name}): property {str(key)!r}: {problem}")
         out[name] = {str(k): dict(v) for k, v in props.items()}
     return out
+
+
+#: The keywords :func:`types_of` reads, and what each must hold.
+_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf")
+
+
+def check_schema(schema: Mapping[str, Any]) -> str | None:
+    """The first rule a property schema breaks among those callsieve reads (``type``: a
+    string or a list of strings; ``enum``: a list; ``anyOf``/``oneOf``/``allOf``: lists
+    of schemas), as ``"path: rule"``, or None. Iterative, so a deep (or cyclic)
+    schema is not a RecursionError."""
+    stack: list[tuple[str, Any]] = [("", schema)]
+    seen: set[int] = set()
+    while stack:
+        path, s = stack.pop()
+        where = path or "schema"
+        if not isinstance(s, Mapping):
+            return f"{where}: a schema must be an object, not {type(s).__name__}"
+        if id(s) in seen:
+            continue
+        seen.add(id(s))
+        t = s.get("type")
+        if t is not None and not isinstance(t, str) and not (isinstance(t, list) and all(isinstance(x, str) for x in t)):
+            return f"{where}: 'type' must be a string or a list of strings, not {t!r}"
+        if "enum" in s and not isinstance(s["enum"], (list, tuple)):
+            return f"{where}: 'enum' must be a list, not {type(s['enum']).__name__}"
+        for key in _SUBSCHEMA_LISTS:
+            if key not in s:
+                continue
+            subs = s[key]
+            if not isinstance(subs, (list, tuple)):
+                return f"{where}: {key!r} must be a list of schemas, not {type(subs).__name__}"
+            for n, sub in enumerate(subs):
+                stack.append((f"{path}{key}[{n}]" if not path else f"{path}.{key}[{n}]", sub))
+    return None
 
 
 def types_of(schema: Mapping[str, Any] | None) -> list[str] | None:
@@ -48,22 +93,25 @@ def types_of(schema: Mapping[str, Any] | None) -> list[str] | None:
     if not schema:
         return None
     found: list[str] = []
-
-    def walk(s: Any) -> None:
-        if not isinstance(s, Mapping):
-            return
+    # Iterative (schemas were checked by check_schema when the Sieve was built).
+    stack: list[Any] = [schema]
+    seen: set[int] = set()
+    while stack:
+        s = stack.pop()
+        if not isinstance(s, Mapping) or id(s) in seen:
+            continue
+        seen.add(id(s))
         t = s.get("type")
         if isinstance(t, str):
             found.append(t)
         elif isinstance(t, list):
             found.extend(x for x in t if isinstance(x, str))
-        if "enum" in s and not t:
+        if "enum" in s and not t and isinstance(s["enum"], (list, tuple)):
             found.extend(sorted({_json_type(v) for v in s["enum"]}))
-        for key in ("anyOf", "oneOf", "allOf"):
-            for sub in s.get(key, []) or []:
-                walk(sub)
-
-    walk(schema)
+        for key in _SUBSCHEMA_LISTS:
+            subs = s.get(key) or []
+            if isinstance(subs, (list, tuple)):
+                stack.extend(reversed(subs))
     known = [t for t in _TYPES if t in found]
     return known or None
 
@@ -113,9 +161,8 @@ def _as(kind: str, raw: str) -> Any:
             return _NO_VALUE
         return f if f == f and f not in (float("inf"), float("-inf")) else _NO_VALUE
     if kind in ("object", "array"):
-        try:
-            v = json.loads(s)
-        except ValueError:
+        v, problem = parse_json_value(s)
+        if problem is not None:
             return _NO_VALUE
         return v if isinstance(v, dict if kind == "object" else list) else _NO_VALUE
     return raw  # string
@@ -141,25 +188,41 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _finite(v: Any) -> bool:
-    if isinstance(v, float):
-        return v == v and v not in (float("inf"), float("-inf"))
-    if isinstance(v, list):
-        return all(_finite(x) for x in v)
-    if isinstance(v, dict):
-        return all(_finite(x) for x in v.values())
-    return True
+#: Deepest JSON nesting a value may have. ``json.loads`` recurses (RecursionError near
+#: Python's limit of 1000), and so do ``json.dumps`` and most code that consumes the
+#: arguments; a model's tool arguments are never this deep, hostile input may be.
+MAX_JSON_DEPTH = 256
+
+
+def _check_json(v: Any) -> str | None:
+    """Why a decoded JSON value is refused (too deep, or a non-finite number), or None.
+    Iterative: the value may be as deep as the decoder allowed."""
+    stack: list[tuple[Any, int]] = [(v, 0)]
+    while stack:
+        x, depth = stack.pop()
+        if isinstance(x, float):
+            if x != x or x in (float("inf"), float("-inf")):
+                return "not a finite JSON number"
+        elif isinstance(x, (list, dict)):
+            if depth >= MAX_JSON_DEPTH:
+                return f"nested deeper than {MAX_JSON_DEPTH}"
+            stack.extend((y, depth + 1) for y in (x.values() if isinstance(x, dict) else x))
+    return None
 
 
 def parse_json_value(raw: str) -> tuple[Any, str | None]:
     """A ``string="false"`` DSML value: strict JSON (no NaN/Infinity, which would make
-    the arguments JSON unreadable to other parsers), or the raw string with a problem."""
+    the arguments JSON unreadable to other parsers), or the raw string with a problem.
+    Never raises: nesting the decoder cannot follow is a problem too."""
     try:
         v = json.loads(raw, parse_constant=_no_constants)
     except ValueError:
         return raw, f"value {raw[:40]!r} is not valid JSON"
-    if not _finite(v):
-        return raw, f"value {raw[:40]!r} is not a finite JSON number"
+    except RecursionError:
+        return raw, f"value {raw[:40]!r} is JSON nested deeper than {MAX_JSON_DEPTH}"
+    problem = _check_json(v)
+    if problem is not None:
+        return raw, f"value {raw[:40]!r} is {problem}"
     return v, None
 
 

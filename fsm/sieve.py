@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Iterable
+import secrets
+from typing import Any, Iterable, Literal, get_args
 
 from callsieve.compiler import CompiledMachine, CompiledRunner, compile_machine
-from callsieve.errors import FeedAfterCloseError
+from callsieve.errors import FeedAfterCloseError, InvalidOptionError, MalformedBlockError
 from callsieve.events import Diagnostic, Event, Reasoning, Text, ToolCall
 from callsieve.grammar.api import Dialect
 from callsieve.grammar.registry import resolve
@@ -16,12 +17,33 @@ from callsieve.reference import ReferenceRunner
 from callsieve.regions import Config, ModelBase
 from callsieve.schema import load_tools
 
-DEFAULT_MAX_BLOCK_CHARS = 1 << 24
+#: The largest block held before it is released as text (``block_too_large``): 2^22
+#: characters. That is room for a 1 MiB file written through one tool call four times
+#: over, and about a million tokens, far above what current models write in one
+#: response (output budgets of 32k-128k tokens); held at up to ~3 characters per input
+#: character (the raw block, the decoded value, its pending fragment), about 12 MB per
+#: stream at most. The previous default, 2^24, let one stream hold ~50 MB. A block past
+#: the limit is not lost: its rest is streamed out as text, still parsed so that
+#: nothing inside it becomes a call.
+DEFAULT_MAX_BLOCK_CHARS = 1 << 22
 
-_POLICIES = {
-    "on_malformed": ("text", "drop", "raise"),
-    "unknown_tool": ("call", "text", "drop"),
+#: The option values, typed so that a checker catches ``on_malformed="ignore"``.
+OnMalformed = Literal["text", "drop", "raise"]
+UnknownTool = Literal["call", "text", "drop"]
+RunnerName = Literal["compiled", "reference"]
+
+_POLICIES: dict[str, tuple[str, ...]] = {
+    "on_malformed": get_args(OnMalformed),
+    "unknown_tool": get_args(UnknownTool),
+    "runner": get_args(RunnerName),
 }
+
+
+def new_id_prefix() -> str:
+    """A fresh random call-id prefix (``call_`` + 12 hex digits + ``_``): ids stay unique
+    across the sieves of one conversation (48 random bits per sieve). The core and the
+    adapters use this one function."""
+    return f"call_{secrets.token_hex(6)}_"
 
 
 @lru_cache(maxsize=64)
@@ -41,14 +63,29 @@ class Sieve:
     tools: OpenAI tool schemas; values are typed by them, unknown tools reported.
     on_malformed: a malformed or unterminated block becomes ``"text"`` (default),
       is dropped (``"drop"``: its input rides on the Diagnostic's ``raw``) or raises
-      :class:`callsieve.MalformedBlockError` (``"raise"``).
+      :class:`callsieve.MalformedBlockError` (``"raise"``). The exception carries, in
+      ``.events``, every event the raising call had decided, ending with the block's
+      Diagnostic (its ``raw`` is the block's input): what earlier calls returned plus
+      ``.events`` is the same however the stream was chunked. The sieve is closed after.
     unknown_tool: a call to a tool not in ``tools`` stays a ``"call"`` (default; a
-      Diagnostic comes with it), becomes ``"text"``, or is dropped (``"drop"``).
-    max_block_chars: a block held longer than this is released as a malformed block.
+      Diagnostic comes with it), is dropped (``"drop"``: the other calls of its block
+      stay calls), or becomes ``"text"``: then its whole block is released as text,
+      balanced, the known calls in it included (abandoned, as the Diagnostic says).
+    max_block_chars: a block held longer than this is released as text with a
+      ``block_too_large`` Diagnostic; the rest of it is streamed out as text as it
+      arrives, still parsed so that nothing inside it becomes a call, until the block's
+      structure ends (default :data:`DEFAULT_MAX_BLOCK_CHARS`).
     start_in_reasoning: the prompt ended with ``<think>``; output starts as reasoning.
     reasoning: recognise ``<think>``/``</think>`` at all.
+    id_prefix: call ids are ``id_prefix + index``. None (default): a random prefix per
+      sieve (:func:`new_id_prefix`), so ids never repeat across the turns of a
+      conversation; give one for deterministic ids (tests, replays).
     runner: ``"compiled"`` (default) or ``"reference"`` (the transitions machine; slow,
       for tests and audits).
+
+    Bad option values raise :class:`callsieve.InvalidOptionError` (a ``ValueError``)
+    here, and bad tool schemas :class:`callsieve.InvalidToolSchemaError`, never
+    ``feed()``.
     """
 
     def __init__(
@@ -56,21 +93,24 @@ class Sieve:
         dialects: Iterable[str | Dialect] | str | None = None,
         tools: Iterable[Any] | None = None,
         *,
-        on_malformed: str = "text",
-        unknown_tool: str = "call",
+        on_malformed: OnMalformed = "text",
+        unknown_tool: UnknownTool = "call",
         max_block_chars: int = DEFAULT_MAX_BLOCK_CHARS,
         start_in_reasoning: bool = False,
         reasoning: bool = True,
-        id_prefix: str = "call_",
-        runner: str = "compiled",
+        id_prefix: str | None = None,
+        runner: RunnerName = "compiled",
     ) -> None:
-        for name, value in (("on_malformed", on_malformed), ("unknown_tool", unknown_tool)):
-            if value not in _POLICIES[name]:
-                raise ValueError(f"{name}={value!r}: choose one of {', '.join(_POLICIES[name])}")
-        if runner not in ("compiled", "reference"):
-            raise ValueError(f"runner={runner!r}: choose 'compiled' or 'reference'")
-        if not isinstance(max_block_chars, int) or max_block_chars < 1:
-            raise ValueError("max_block_chars must be a positive int")
+        for name, value in (("on_malformed", on_malformed), ("unknown_tool", unknown_tool), ("runner", runner)):
+            if not isinstance(value, str) or value not in _POLICIES[name]:
+                raise InvalidOptionError(f"{name}={value!r}: choose one of {', '.join(map(repr, _POLICIES[name]))}")
+        if isinstance(max_block_chars, bool) or not isinstance(max_block_chars, int) or max_block_chars < 1:
+            raise InvalidOptionError(f"max_block_chars={max_block_chars!r}: must be a positive int")
+        for name, flag in (("start_in_reasoning", start_in_reasoning), ("reasoning", reasoning)):
+            if not isinstance(flag, bool):
+                raise InvalidOptionError(f"{name}={flag!r}: must be True or False")
+        if id_prefix is not None and not isinstance(id_prefix, str):
+            raise InvalidOptionError(f"id_prefix={id_prefix!r}: must be a str or None")
         self.dialects = resolve(dialects)
         self.machine = compose(self.dialects, bool(reasoning))
         config = Config(
@@ -80,12 +120,12 @@ class Sieve:
             on_malformed=on_malformed,
             unknown_tool=unknown_tool,
             max_block_chars=max_block_chars,
-            id_prefix=id_prefix,
+            id_prefix=new_id_prefix() if id_prefix is None else id_prefix,
         )
         self._ctx: ModelBase = self.machine.model(config)
         initial = "in_reasoning" if start_in_reasoning else "text"
         if initial not in self.machine.decl.state_names():
-            raise ValueError("start_in_reasoning=True needs reasoning=True")
+            raise InvalidOptionError("start_in_reasoning=True needs reasoning=True")
         self._runner: CompiledRunner | ReferenceRunner
         if runner == "reference":
             self._runner = ReferenceRunner(self.machine.decl, self._ctx, initial)
@@ -111,6 +151,10 @@ class Sieve:
             raise TypeError(f"feed() takes str, not {type(chunk).__name__}")
         try:
             self._runner.feed(chunk)
+        except MalformedBlockError as e:
+            self._closed = True
+            e.events = self._drain()  # on_malformed="raise": nothing decided is lost
+            raise
         except BaseException:
             self._closed = True
             raise
@@ -120,7 +164,11 @@ class Sieve:
         if self._closed:
             raise FeedAfterCloseError("close() called twice")
         self._closed = True
-        self._runner.eof()
+        try:
+            self._runner.eof()
+        except MalformedBlockError as e:
+            e.events = self._drain()
+            raise
         return self._drain()
 
     def _drain(self) -> list[Event]:

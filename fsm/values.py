@@ -22,11 +22,13 @@ def _entity(m: "re.Match[str]") -> str:
     body = m.group(1)
     if body in _NAMED:
         return _NAMED[body]
-    try:
-        code = int(body[2:], 16) if body[1] in "xX" else int(body[1:])
-        return chr(code)
-    except (ValueError, OverflowError):
+    code = int(body[2:], 16) if body[1] in "xX" else int(body[1:])
+    # A reference to NUL, to a surrogate (half of a UTF-16 pair, never a character on
+    # its own: it makes the arguments unencodable as UTF-8) or past U+10FFFF names no
+    # character XML allows; it is kept as written rather than decoded into bad data.
+    if code == 0 or 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
         return m.group(0)
+    return chr(code)
 
 
 def unescape_xml(text: str) -> str:

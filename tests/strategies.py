@@ -55,11 +55,21 @@ def chunks(draw: st.DrawFn, text: str) -> list[str]:
 
 
 def run(text_chunks: list[str], **kw: Any) -> list[callsieve.Event]:
+    """Every event the caller receives. Call ids are made deterministic (the default is
+    a random prefix per sieve), so that runs can be compared. Under
+    ``on_malformed="raise"`` the events the exception carries are what the caller
+    receives from the raising call; the stream ends there."""
+    kw.setdefault("id_prefix", "call_")
     s = callsieve.Sieve(**kw)
     out: list[callsieve.Event] = []
-    for c in text_chunks:
-        out += s.feed(c)
-    return out + s.close()
+    try:
+        for c in text_chunks:
+            out += s.feed(c)
+        return out + s.close()
+    except callsieve.MalformedBlockError as e:
+        assert kw.get("on_malformed") == "raise", "only on_malformed='raise' raises on content"
+        assert e.events and e.events[-1] is e.diagnostic
+        return out + e.events
 
 
 # ---------------------------------------------------------------- well-formed inputs

@@ -56,12 +56,48 @@ def test_no_leak_marker_split_at_every_position(d: Dialect) -> None:
 
 
 # 2. No loss -----------------------------------------------------------------------
+POLICIES = st.sampled_from(["text", "drop", "raise"])
+UNKNOWN = st.sampled_from(["call", "text", "drop"])
+SOME_TOOLS = [{"type": "function", "function": {"name": n, "parameters": {"properties": {"k": {"type": "integer"}}}}}
+              for n in ("f", "a", "x")]
+
+
+def _released(e: callsieve.Event, suffix: str) -> bool:
+    return isinstance(e, callsieve.Diagnostic) and e.message.endswith(suffix)
+
+
 @given(st.data())
 def test_no_loss_raw_rebuilds_any_input(data: st.DataObject) -> None:
+    """Every policy: the raws rebuild the input; under "raise", the input up to the
+    end of the block that raised (the stream stops there, the block rides on the
+    Diagnostic)."""
     doc = data.draw(soup())
-    policy = data.draw(st.sampled_from(["text", "drop"]))
-    events = run(data.draw(chunks(doc)), on_malformed=policy)
-    assert "".join(e.raw for e in events) == doc
+    policy = data.draw(POLICIES)
+    events = run(data.draw(chunks(doc)), on_malformed=policy,
+                 tools=data.draw(st.sampled_from([None, SOME_TOOLS])), unknown_tool=data.draw(UNKNOWN))
+    raw = "".join(e.raw for e in events)
+    if events and _released(events[-1], "; raised"):
+        assert doc.startswith(raw) and events[-1].raw
+    else:
+        assert raw == doc
+
+
+@given(st.data())
+def test_raise_delivers_what_drop_delivers_up_to_the_first_released_block(data: st.DataObject) -> None:
+    """An independent account of "raise": the caller receives exactly the events
+    "drop" produces up to its first dropped block, that block's Diagnostic included
+    (same code, offset and raw), however either stream is cut."""
+    doc = data.draw(soup())
+    raised = merged(run(data.draw(chunks(doc)), on_malformed="raise"))
+    dropped = merged(run(data.draw(chunks(doc)), on_malformed="drop"))
+    cut = next((k for k, e in enumerate(dropped) if _released(e, "; dropped")), None)
+    if cut is None:
+        assert raised == dropped
+        return
+    assert raised[:-1] == dropped[:cut]
+    r, d = raised[-1], dropped[cut]
+    assert isinstance(r, callsieve.Diagnostic) and isinstance(d, callsieve.Diagnostic)
+    assert (r.code, r.offset, r.raw, r.message[: -len("; raised")]) == (d.code, d.offset, d.raw, d.message[: -len("; dropped")])
 
 
 @given(st.data())
@@ -77,10 +113,14 @@ def test_no_loss_reasoning_tags_travel_in_reasoning_raw(data: st.DataObject) -> 
 # 3. Chunking does not matter -------------------------------------------------------
 @given(st.data())
 def test_chunking_does_not_matter(data: st.DataObject) -> None:
+    """Any split, any policy ("raise" included: what the caller receives, the
+    exception's events included)."""
     doc = data.draw(soup())
-    whole = merged(run([doc]))
-    assert merged(run(data.draw(chunks(doc)))) == whole
-    assert merged(run(list(doc))) == whole
+    kw = dict(on_malformed=data.draw(POLICIES), unknown_tool=data.draw(UNKNOWN),
+              tools=data.draw(st.sampled_from([None, SOME_TOOLS])))
+    whole = merged(run([doc], **kw))
+    assert merged(run(data.draw(chunks(doc)), **kw)) == whole
+    assert merged(run(list(doc), **kw)) == whole
 
 
 @given(st.data())

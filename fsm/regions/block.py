@@ -287,6 +287,19 @@ class BlockModel(TagModel):
             cut = len(raw.rstrip(" \t\r\n"))
             raw, tail = raw[:cut], raw[cut:]
         policy = self.cfg.unknown_tool
+        if policy == "text" and not all(c.known for c in b.calls):
+            # Finding 8 (issue 12): shown as text, an unknown call's own span would be a
+            # close without its open (or an open without its close). The whole block is
+            # released as text instead, balanced, the known calls in it with it: they are
+            # abandoned (their ToolCallStart was streamed; the Diagnostic names them).
+            abandoned = [c.index for c in b.calls if c.index is not None]
+            note = f"; calls {abandoned} abandoned" if abandoned else ""
+            for c in b.calls:
+                if not c.known:
+                    self._emit(Diagnostic("unknown_tool", f"call to {c.name!r}, which is not in tools; "
+                                          f"its {b.dialect_name} block is released as text{note}", b.start, ""))
+            self._text(raw + tail)
+            return
         kept = [c.index is not None and (c.known or policy == "call") for c in b.calls]
         for (c, start, end), keep in zip(_segments(b.calls, kept, len(raw)), kept):
             piece = raw if (start == 0 and end == len(raw)) else raw[start:end]
@@ -318,10 +331,14 @@ class BlockModel(TagModel):
         if policy == "drop":
             self._emit(Diagnostic(code, why + "; dropped", start, raw))
             return
-        diag = Diagnostic(code, why + "; released as text", start)
-        self._emit(diag)
         if policy == "raise":
+            # The block's input rides on the Diagnostic (as under "drop"), and the
+            # Diagnostic is the last of the events decided so far: the Sieve hands them
+            # all to the caller on the exception (MalformedBlockError.events).
+            diag = Diagnostic(code, why + "; raised", start, raw)
+            self._emit(diag)
             raise MalformedBlockError(f"{code} at offset {start}: {why}", diag)
+        self._emit(Diagnostic(code, why + "; released as text", start))
         self._text(raw)
 
     def abort_block(self, ch: str) -> None:

@@ -1,0 +1,271 @@
+"""Issue 12: hostile input, limits that hold, policies that keep the contract.
+
+One test (or property) per finding, each failing on the code before its fix.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import callsieve
+from strategies import run
+
+DSML = "\uff5cDSML\uff5c"
+
+
+def dsml_block(value: str, string: str = "false") -> str:
+    return (
+        f"<{DSML}tool_calls>\n<{DSML}invoke name=\"f\">\n"
+        f"<{DSML}parameter name=\"k\" string=\"{string}\">{value}</{DSML}parameter>\n"
+        f"</{DSML}invoke>\n</{DSML}tool_calls>"
+    )
+
+
+def qwen_block(value: str, name: str = "f", param: str = "k") -> str:
+    return f"<tool_call>\n<function={name}>\n<parameter={param}>\n{value}\n</parameter>\n</function>\n</tool_call>"
+
+
+def tool(name: str, **props: Any) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "parameters": {"properties": props}}}
+
+
+# Finding 1: deep JSON never raises ---------------------------------------------------
+@pytest.mark.parametrize("depth", [400, 990, 5000, 100_000])
+def test_deep_json_in_a_dsml_value_is_a_diagnostic_not_a_recursion_error(depth: int) -> None:
+    doc = dsml_block("[" * depth + "]" * depth)
+    for chunking in ([doc], [doc[:len(doc) // 2], doc[len(doc) // 2:]]):
+        events = run(chunking)
+        (call,) = [e for e in events if isinstance(e, callsieve.ToolCall)]
+        # The value stays the raw string (callsieve never invents a value) and says why.
+        assert call.arguments == {"k": "[" * depth + "]" * depth}
+        diags = [e for e in events if isinstance(e, callsieve.Diagnostic)]
+        assert [d.code for d in diags] == ["type_mismatch"]
+        assert "deeper than" in diags[0].message
+        assert "".join(e.raw for e in events) == doc
+
+
+@pytest.mark.parametrize("kind", ["array", "object"])
+def test_deep_json_in_a_typed_qwen3_coder_value_never_raises(kind: str) -> None:
+    depth = 3000
+    value = "[" * depth + "]" * depth if kind == "array" else '{"a":' * depth + "1" + "}" * depth
+    events = run([qwen_block(value)], tools=[tool("f", k={"type": kind})])
+    (call,) = [e for e in events if isinstance(e, callsieve.ToolCall)]
+    assert call.arguments == {"k": value}
+    assert [e.code for e in events if isinstance(e, callsieve.Diagnostic)] == ["type_mismatch"]
+
+
+def test_json_as_deep_as_the_limit_still_decodes() -> None:
+    from callsieve.schema import MAX_JSON_DEPTH
+
+    value = "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH
+    (call,) = [e for e in run([dsml_block(value)]) if isinstance(e, callsieve.ToolCall)]
+    assert call.arguments_json == '{"k": ' + value.replace("][", "], [") + "}"
+
+
+# Finding 6: schemas and options checked when the Sieve is built ----------------------
+@pytest.mark.parametrize(
+    "schema, rule",
+    [
+        ({"anyOf": 5}, "'anyOf' must be a list"),
+        ({"oneOf": "x"}, "'oneOf' must be a list"),
+        ({"allOf": [5]}, "allOf[0]: a schema must be an object"),
+        ({"enum": 5}, "'enum' must be a list"),
+        ({"enum": None}, "'enum' must be a list"),
+        ({"type": 5}, "'type' must be a string"),
+        ({"type": ["string", 1]}, "'type' must be a string"),
+        ({"anyOf": [{"type": "string"}, {"enum": 5}]}, "anyOf[1]: 'enum' must be a list"),
+    ],
+)
+def test_bad_property_schemas_are_rejected_at_construction_naming_tool_property_rule(schema: dict[str, Any], rule: str) -> None:
+    with pytest.raises(callsieve.InvalidToolSchemaError) as err:
+        callsieve.Sieve(tools=[tool("write", path={"type": "string"}, mode=schema)])
+    msg = str(err.value)
+    assert "(write)" in msg and "'mode'" in msg and rule in msg, msg
+
+
+@pytest.mark.parametrize("tools", [5, 3.5, object(), True])
+def test_tools_that_are_not_a_list_are_a_typed_error(tools: object) -> None:
+    with pytest.raises(callsieve.InvalidToolSchemaError):
+        callsieve.Sieve(tools=tools)  # type: ignore[arg-type]
+
+
+def test_a_cyclic_schema_is_read_without_recursion() -> None:
+    sub: dict[str, Any] = {"type": "integer"}
+    sub["anyOf"] = [sub]
+    events = run([qwen_block("12")], tools=[tool("f", k=sub)])
+    (call,) = [e for e in events if isinstance(e, callsieve.ToolCall)]
+    assert call.arguments == {"k": 12}
+
+
+def test_a_deep_schema_is_read_without_recursion() -> None:
+    schema: dict[str, Any] = {"type": "integer"}
+    for _ in range(5000):
+        schema = {"anyOf": [schema]}
+    (call,) = [e for e in run([qwen_block("7")], tools=[tool("f", k=schema)]) if isinstance(e, callsieve.ToolCall)]
+    assert call.arguments == {"k": 7}
+
+
+# Finding 12: numeric references to no character stay as written ---------------------
+@pytest.mark.parametrize("ref", ["&#0;", "&#00;", "&#x0;", "&#xD800;", "&#xdfff;", "&#55296;", "&#x110000;", "&#1114112;"])
+def test_references_to_nul_surrogates_or_past_unicode_are_kept_as_written(ref: str) -> None:
+    doc = f'<tool_calls>\n<invoke name="f">\n<parameter name="a">x{ref}&#65;&#x1F600;</parameter>\n</invoke>\n</tool_calls>'
+    (call,) = [e for e in run([doc]) if isinstance(e, callsieve.ToolCall)]
+    assert call.arguments == {"a": f"x{ref}A\U0001F600"}
+    json.dumps(call.arguments).encode("utf-8")  # the arguments are valid Unicode
+
+
+# Finding 3: many calls in one block, nothing quadratic --------------------------------
+def test_5000_calls_in_one_block_all_come_out_with_their_own_raw() -> None:
+    n = 5000
+    invokes = "".join(f'<invoke name="f{i}">\n<parameter name="k">{i}</parameter>\n</invoke>\n' for i in range(n))
+    doc = "<tool_calls>\n" + invokes + "</tool_calls>"
+    events = run([doc[i : i + 7] for i in range(0, len(doc), 7)])
+    got = [e for e in events if isinstance(e, callsieve.ToolCall)]
+    assert [(c.index, c.name, c.arguments) for c in got] == [(i, f"f{i}", {"k": str(i)}) for i in range(n)]
+    assert "".join(c.raw for c in got) == doc
+
+
+def test_emitting_a_block_never_compares_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The O(N^2) of finding 3 was a membership test on a list of calls (dataclass
+    ``__eq__``). Counting comparisons is a measure that does not depend on the machine."""
+    from callsieve.regions import block
+
+    compared = []
+    original = block.Call.__eq__
+
+    def counting(self: Any, other: Any) -> Any:
+        compared.append(1)
+        return original(self, other)
+
+    monkeypatch.setattr(block.Call, "__eq__", counting)
+    tools = [tool("f0"), tool("f2")]
+    invokes = "".join(f'<invoke name="f{i}">\n</invoke>\n' for i in range(300))
+    for policy in ("call", "text", "drop"):
+        run(["<tool_calls>\n" + invokes + "</tool_calls>"], tools=tools, unknown_tool=policy)
+    assert compared == []
+
+
+# Finding 7: on_malformed="raise" loses nothing the caller was owed -----------------------
+def test_raise_hands_over_the_events_decided_before_it_in_the_same_feed() -> None:
+    doc = "hello <tool_call>\n<function=f>\noops x"
+    s = callsieve.Sieve(on_malformed="raise")
+    with pytest.raises(callsieve.MalformedBlockError) as err:
+        s.feed(doc)
+    events = err.value.events
+    assert [type(e).__name__ for e in events] == ["Text", "ToolCallStart", "Diagnostic"]
+    assert events[0] == callsieve.Text("hello ", "hello ")
+    assert events[-1] is err.value.diagnostic
+    # The block's input rides on the Diagnostic: what the caller holds is the input read.
+    assert "".join(e.raw for e in events) == "hello <tool_call>\n<function=f>\n"
+    with pytest.raises(callsieve.FeedAfterCloseError):
+        s.feed("more")
+
+
+def test_raise_at_close_hands_over_the_events_too() -> None:
+    s = callsieve.Sieve(on_malformed="raise")
+    first = s.feed("a <tool_call>\n<function=f>\n<parameter=x>\n")
+    with pytest.raises(callsieve.MalformedBlockError) as err:
+        s.close()
+    got = first + err.value.events
+    assert "".join(e.raw for e in got) == "a <tool_call>\n<function=f>\n<parameter=x>\n"
+    assert err.value.diagnostic.code == "unterminated_block"
+
+
+# Finding 8: unknown_tool="text" releases the whole block, balanced -----------------------
+def test_unknown_tool_text_releases_the_whole_block_known_calls_included() -> None:
+    known = f'<{DSML}invoke name="read">\n<{DSML}parameter name="p" string="true">a</{DSML}parameter>\n</{DSML}invoke>\n'
+    unknown = f'<{DSML}invoke name="evil">\n<{DSML}parameter name="p" string="true">b</{DSML}parameter>\n</{DSML}invoke>\n'
+    for first, second in ((known, unknown), (unknown, known)):
+        block = f"<{DSML}tool_calls>\n{first}{second}</{DSML}tool_calls>"
+        doc = "before " + block + " after"
+        events = run([doc], tools=[tool("read", p={"type": "string"})], unknown_tool="text")
+        assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == doc
+        assert not [e for e in events if isinstance(e, callsieve.ToolCall)]
+        (diag,) = [e for e in events if isinstance(e, callsieve.Diagnostic)]
+        assert diag.code == "unknown_tool" and "'evil'" in diag.message and "released as text" in diag.message
+        # The known call had started streaming: the Diagnostic says it was abandoned.
+        starts = [e.index for e in events if isinstance(e, callsieve.ToolCallStart)]
+        assert starts == [0] and "calls [0] abandoned" in diag.message
+
+
+def test_unknown_tool_text_keeps_blocks_of_known_calls_as_calls() -> None:
+    doc = '<tool_calls>\n<invoke name="read">\n</invoke>\n</tool_calls> and <tool_calls>\n<invoke name="evil">\n</invoke>\n</tool_calls>'
+    events = run([doc], tools=[tool("read")], unknown_tool="text")
+    assert [e.name for e in events if isinstance(e, callsieve.ToolCall)] == ["read"]
+    assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == doc[doc.index(" and "):]
+
+
+# Finding 11: call ids unique across sieves, deterministic only when asked ------------------
+def test_call_ids_differ_across_sieves_by_default() -> None:
+    doc = qwen_block("1")
+    ids = set()
+    for _ in range(50):
+        s = callsieve.Sieve()
+        (call,) = [e for e in s.feed(doc) + s.close() if isinstance(e, callsieve.ToolCall)]
+        ids.add(call.id)
+    assert len(ids) == 50
+
+
+def test_call_ids_are_prefix_plus_index_when_a_prefix_is_given() -> None:
+    doc = qwen_block("1") + qwen_block("2")
+    a = [e.id for e in run([doc], id_prefix="t_") if isinstance(e, (callsieve.ToolCall, callsieve.ToolCallStart))]
+    assert a == ["t_0", "t_0", "t_1", "t_1"]
+
+
+def test_the_openai_adapter_and_the_core_draw_ids_from_one_place() -> None:
+    import callsieve.openai as adapter
+    from callsieve.sieve import new_id_prefix
+
+    assert adapter.new_id_prefix is new_id_prefix
+
+
+# Item 6: options typed with Literal and checked when the Sieve is built --------------------
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"on_malformed": "ignore"},
+        {"on_malformed": None},
+        {"unknown_tool": "run"},
+        {"runner": "fast"},
+        {"max_block_chars": 0},
+        {"max_block_chars": True},
+        {"max_block_chars": 1.5},
+        {"start_in_reasoning": "yes"},
+        {"reasoning": 1},
+        {"id_prefix": 7},
+    ],
+)
+def test_bad_options_are_a_typed_error_at_construction(options: dict[str, Any]) -> None:
+    with pytest.raises(callsieve.InvalidOptionError) as err:
+        callsieve.Sieve(**options)
+    assert next(iter(options)) in str(err.value)
+    assert isinstance(err.value, ValueError)  # callers catching ValueError keep working
+
+
+def test_mypy_catches_a_policy_that_does_not_exist(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The options are Literal types: a checker sees ``on_malformed="ignore"``."""
+    mypy_api = pytest.importorskip("mypy.api")
+    import os
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # The package in its installed shape, as .ci/typecheck lays it out.
+    tree = os.path.join(root, "build", "typecheck")
+    if not os.path.isdir(os.path.join(tree, "callsieve")):
+        pytest.skip("run .ci/typecheck first (it builds build/typecheck)")
+    snippet = tmp_path / "user.py"
+    snippet.write_text(
+        "import callsieve\n"
+        "callsieve.Sieve(on_malformed='text', unknown_tool='drop', runner='reference')\n"
+        "callsieve.Sieve(on_malformed='ignore')\n"
+        "callsieve.Sieve(unknown_tool='run')\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MYPYPATH", tree)
+    out, _err, status = mypy_api.run(["--strict", "--no-incremental", "--follow-imports=silent",
+                                      "--ignore-missing-imports", "--config-file=", str(snippet)])
+    errors = [line for line in out.splitlines() if "user.py" in line and "error" in line]
+    assert status == 1
+    assert [line.split(":")[1] for line in errors] == ["3", "4"], out
