@@ -5,6 +5,8 @@
 >>> events = s.feed("Hi <tool_call>\\n<function=f>\\n</function>\\n</tool_call>") + s.close()
 """
 
+from importlib import metadata as _metadata
+
 from callsieve.errors import (
     CallsieveError,
     FeedAfterCloseError,
@@ -26,10 +28,17 @@ from callsieve.events import (
 from callsieve.sieve import Parsed, Sieve, parse
 from callsieve.grammar.registry import REGISTRY as _REGISTRY
 
+try:
+    #: The installed distribution's version (one source of truth: pyproject.toml).
+    __version__: str = _metadata.version("callsieve")
+except _metadata.PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
+
 #: The built-in dialect names.
 DIALECTS: tuple[str, ...] = tuple(_REGISTRY)
 
 __all__ = [
+    "__version__",
     "DIALECTS",
     "Sieve",
     "parse",
