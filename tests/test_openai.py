@@ -126,6 +126,42 @@ SCRIPTS: dict[str, list[dict[str, Any]]] = {
     ],
 }
 
+def _responses_script(parts: list[str], item_id: str = "msg_local") -> list[dict[str, Any]]:
+    """The events a Responses API server sends for one message whose text arrives in ``parts``."""
+    text = "".join(parts)
+    response = {"id": "resp_local", "object": "response", "created_at": 1700000000, "model": "local",
+                "status": "in_progress", "output": []}
+    message = {"type": "message", "id": item_id, "role": "assistant", "status": "in_progress", "content": []}
+    part = {"type": "output_text", "text": "", "annotations": []}
+    done_part = dict(part, text=text)
+    done_message = dict(message, status="completed", content=[done_part])
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": response},
+        {"type": "response.in_progress", "response": response},
+        {"type": "response.output_item.added", "output_index": 0, "item": message},
+        {"type": "response.content_part.added", "item_id": item_id, "output_index": 0, "content_index": 0, "part": part},
+    ]
+    events += [
+        {"type": "response.output_text.delta", "item_id": item_id, "output_index": 0, "content_index": 0,
+         "delta": p, "logprobs": []}
+        for p in parts
+    ]
+    events += [
+        {"type": "response.output_text.done", "item_id": item_id, "output_index": 0, "content_index": 0,
+         "text": text, "logprobs": []},
+        {"type": "response.content_part.done", "item_id": item_id, "output_index": 0, "content_index": 0, "part": done_part},
+        {"type": "response.output_item.done", "output_index": 0, "item": done_message},
+        {"type": "response.completed", "response": dict(response, status="completed", output=[done_message])},
+    ]
+    return [dict(e, sequence_number=n) for n, e in enumerate(events)]
+
+
+RESPONSES_SCRIPTS: dict[str, list[dict[str, Any]]] = {
+    "dsml-leak": _responses_script(DSML_PARTS),
+    "seed004": _responses_script(_split(SEED4, 5)),
+    "plain": _responses_script(["Hello ", "world."]),
+}
+
 NONSTREAM = {
     "id": "chatcmpl-local",
     "object": "chat.completion",
@@ -147,6 +183,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if self.path.endswith("/responses"):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            for event in RESPONSES_SCRIPTS[body["model"]]:
+                self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n".encode())
+                self.wfile.flush()
+            return
         if not body.get("stream"):
             data = json.dumps(NONSTREAM).encode()
             self.send_response(200)
