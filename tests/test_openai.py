@@ -9,7 +9,9 @@ script is picked by the request's ``model``. The upstream leaks markup into
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -491,10 +493,24 @@ def test_clean_message_without_markup_returns_the_same_message() -> None:
     assert clean_message(m) is m
 
 
-def test_import_fsm_does_not_import_openai() -> None:
-    code = "import sys, callsieve, callsieve.tools.cli; assert 'openai' not in sys.modules, 'openai imported'"
+@pytest.mark.parametrize("library", ["openai", "litellm", "langchain_core", "langchain_openai"])
+def test_import_callsieve_imports_no_adapter_library(library: str) -> None:
+    # The CLI and the core are imported; no adapter, and none of the adapters' libraries.
+    code = (
+        "import sys, callsieve, callsieve.tools.cli; "
+        f"assert {library!r} not in sys.modules, '{library} imported'; "
+        "assert not [m for m in sys.modules if m in ('callsieve.openai', 'callsieve.litellm', 'callsieve.langchain')]"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+    # The check can fail: importing the adapter does import its library.
+    adapter = {"openai": "openai", "litellm": "litellm", "langchain_core": "langchain"}.get(library)
+    if adapter is not None and importlib.util.find_spec(library) is not None:
+        probe = f"import sys, callsieve.{adapter}; assert {library!r} in sys.modules"
+        env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True")
+        r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
+        if adapter != "openai":  # callsieve.openai imports openai lazily, only when it builds objects
+            assert r.returncode == 0, r.stderr
 
 
 def test_content_after_a_finish_gets_a_new_sieve_and_fresh_indices() -> None:
