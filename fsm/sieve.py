@@ -80,6 +80,9 @@ class Sieve:
     max_block_chars: a block held longer than this is released as a malformed block.
     start_in_reasoning: the prompt ended with ``<think>``; output starts as reasoning.
     reasoning: recognise ``<think>``/``</think>`` at all.
+    id_prefix: the prefix of the ids made for calls (``id_prefix`` + the call's index).
+    Events: ``Text``, ``Reasoning``, ``ToolCallStart``, ``ToolCallDelta``, ``ToolCall``,
+      ``Diagnostic`` (``help(callsieve.Diagnostic)`` lists the codes); each has ``raw``.
     runner: ``"compiled"`` (default) or ``"reference"`` (the transitions machine; slow,
       for tests and audits).
     """
