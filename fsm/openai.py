@@ -520,7 +520,12 @@ class SievedStream(Generic[_C]):
         self.close()
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
+        # Only reached for names the wrapper lacks; before __init__ ran (copy, pickle)
+        # there is no stream to ask, and asking self._stream would recurse.
+        stream = self.__dict__.get("_stream")
+        if stream is None:
+            raise AttributeError(name)
+        return getattr(stream, name)
 
 
 class AsyncSievedStream(Generic[_C]):
@@ -568,7 +573,12 @@ class AsyncSievedStream(Generic[_C]):
         await self.close()
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
+        # Only reached for names the wrapper lacks; before __init__ ran (copy, pickle)
+        # there is no stream to ask, and asking self._stream would recurse.
+        stream = self.__dict__.get("_stream")
+        if stream is None:
+            raise AttributeError(name)
+        return getattr(stream, name)
 
 
 # The SDK's stream helpers (client.chat.completions.stream(), client.responses.stream()):

@@ -9,9 +9,7 @@ script is picked by the request's ``model``. The upstream leaks markup into
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -503,14 +501,14 @@ def test_import_callsieve_imports_no_adapter_library(library: str) -> None:
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    # The check can fail: importing the adapter does import its library.
-    adapter = {"openai": "openai", "litellm": "litellm", "langchain_core": "langchain"}.get(library)
-    if adapter is not None and importlib.util.find_spec(library) is not None:
-        probe = f"import sys, callsieve.{adapter}; assert {library!r} in sys.modules"
-        env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True")
-        r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
-        if adapter != "openai":  # callsieve.openai imports openai lazily, only when it builds objects
-            assert r.returncode == 0, r.stderr
+
+def test_the_import_check_can_fail() -> None:
+    # Importing an adapter does import its library, and the same check then says so.
+    # (langchain stands for all three: importing litellm costs seconds.)
+    pytest.importorskip("langchain_core")
+    code = "import sys, callsieve, callsieve.langchain; assert 'langchain_core' not in sys.modules, 'imported'"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 1 and "AssertionError: imported" in r.stderr
 
 
 def test_content_after_a_finish_gets_a_new_sieve_and_fresh_indices() -> None:
