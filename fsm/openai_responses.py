@@ -178,11 +178,13 @@ class ResponsesSieve:
                 out += self._finish_call(part.calls[e.index], "completed")
         return out
 
-    def _close(self, template: Any, part: _Part) -> list[Any]:
+    def _close(self, part: _Part) -> list[Any]:
+        """Close a part's sieve: what it held comes out as more deltas of that part,
+        shaped like its last one, and calls it abandoned are closed ``incomplete``."""
         if part.closed:
             return []
         part.closed = True
-        out = self._sieved(template, part, part.sieve.close())
+        out = self._sieved(part.template, part, part.sieve.close())
         for call in part.calls.values():
             if call.status == "in_progress":  # abandoned: the block proved malformed after its start
                 out += self._finish_call(call, "incomplete")
@@ -236,7 +238,7 @@ class ResponsesSieve:
             return self._sieved(event, part, part.sieve.feed(_get(event, "delta") or ""))
         if kind == "response.output_text.done":
             part = self._part(event)
-            out = self._close(event, part)
+            out = self._close(part)
             return out + [self._renumber(event, text="".join(part.text), output_index=self._map(_get(event, "output_index")))]
         changes: dict[str, Any] = {}
         if isinstance(_get(event, "output_index"), int):
@@ -255,10 +257,8 @@ class ResponsesSieve:
     def _close_all(self) -> list[Any]:
         out: list[Any] = []
         for part in self._parts.values():
-            if not part.closed:
-                # A stream that finishes without output_text.done: what the sieve held
-                # comes out as more deltas of that part.
-                out += self._close(part.template, part)
+            # A stream that finishes without output_text.done still gets what was held.
+            out += self._close(part)
         return out
 
     def end(self) -> list[Any]:

@@ -289,3 +289,28 @@ def test_a_stream_helper_this_adapter_does_not_know_is_refused_at_wrap_time() ->
 
     with pytest.raises(TypeError, match="does not know the stream that FutureStreamManager makes"):
         sieve_stream(FutureStreamManager())
+
+
+def test_responses_call_abandoned_mid_block_is_closed_incomplete_and_its_markup_shown(client: Any) -> None:
+    seen: list[callsieve.Event] = []
+    events = list(sieve_stream(_responses(client, "cut"), on_event=lambda i, e: seen.append(e)))
+    text = "Writing.\n<tool_call>\n<function=create_file>\n<parameter=path>\na.md"
+    assert "".join(e.delta for e in events if e.type == "response.output_text.delta") == text
+    assert any(isinstance(e, callsieve.Diagnostic) and e.code == "unterminated_block" for e in seen)
+    (done,) = [e for e in events if e.type == "response.output_item.done" and e.item.type == "function_call"]
+    assert done.item.status == "incomplete" and done.item.name == "create_file"
+    # Closed before the text's done event, so the response completes with it listed as incomplete.
+    kinds = [e.type for e in events]
+    assert kinds.index("response.output_item.done") < kinds.index("response.output_text.done")
+    final = _accumulate_responses(events)
+    assert final.output_text == text
+    assert [(o.type, getattr(o, "status", None)) for o in final.output] == [("message", "completed"), ("function_call", "incomplete")]
+
+
+def test_responses_stream_cut_off_before_its_done_events_still_releases_held_text() -> None:
+    from test_openai import _responses_script
+
+    events = _responses_script(["tail <tool_"])[:5]  # created .. the one delta; then the stream stops
+    out = list(sieve_stream(events))
+    assert "".join(e["delta"] for e in out if e["type"] == "response.output_text.delta") == "tail <tool_"
+    assert [e["sequence_number"] for e in out] == list(range(len(out)))
