@@ -113,11 +113,17 @@ class _ChunkSieve:
             text = delta.get("content") or ""
             first, last = n == 0, n == len(results) - 1
             content: Any = text
+            if not isinstance(source.content, str):
+                # Content blocks stay blocks; the text block keeps the source's "index",
+                # by which LangChain merges the blocks of successive chunks.
+                _, blocks = _text_and_blocks(source.content)
+                block: dict[str, Any] = {"type": "text", "text": text}
+                index = next((b["index"] for b in source.content if isinstance(b, dict) and b.get("type") == "text" and "index" in b), None)
+                if index is not None:
+                    block["index"] = index
+                content = ([block] if text else []) + (blocks if first else [])
             if first:
                 kwargs = {k: v for k, v in source.additional_kwargs.items() if k != "reasoning_content"}
-                _, blocks = _text_and_blocks(source.content)
-                if blocks or not isinstance(source.content, str):
-                    content = ([{"type": "text", "text": text}] if text else []) + blocks
             if delta.get("reasoning_content"):
                 kwargs["reasoning_content"] = delta["reasoning_content"]
             extra: dict[str, Any] = {}

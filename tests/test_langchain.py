@@ -132,3 +132,13 @@ def test_chat_openai_file_argument_is_not_cut_at_a_literal_close(base_url: str) 
     assert merged.content == "I'll create the file.\n"
     assert merged.tool_calls[0]["args"] == {"path": "a.md", "content": SEED4_CONTENT}
     assert json.loads(merged.tool_call_chunks[0]["args"])["content"] == SEED4_CONTENT
+
+
+def test_content_blocks_stay_blocks_and_merge_into_one_text_block() -> None:
+    # Models that stream content as blocks (Anthropic-style), with an image block too.
+    src = [AIMessageChunk(content=[{"type": "text", "text": p, "index": 0}]) for p in DSML_PARTS]
+    image = {"type": "image", "url": "https://example.invalid/a.png", "index": 1}
+    src.append(AIMessageChunk(content=[image], chunk_position="last"))
+    merged = _merged(list(sieve_chunks(src)))
+    assert merged.content == [{"type": "text", "text": INTRO, "index": 0}, image]
+    assert merged.tool_calls[0]["args"] == {"text": POEM}
