@@ -27,11 +27,14 @@ Theory of operation:
    message's ``output_item.done`` and the final ``response.completed`` (or
    ``.incomplete``/``.failed``) response carry the clean text, and the final
    response's ``output`` lists the inserted ``function_call`` items at their indices.
-5. A call whose block proves malformed after it was started is abandoned by the sieve:
+5. Reasoning found in the text (``<think>`` ... ``</think>``) becomes a ``reasoning``
+   output item of its own, as the API streams reasoning: ``output_item.added``, a
+   ``response.reasoning_text.delta`` per piece, then ``response.reasoning_text.done`` and
+   ``output_item.done`` (content ``[{"type": "reasoning_text", "text": ...}]``) as soon as
+   something else follows it in the text, or the part ends.
+6. A call whose block proves malformed after it was started is abandoned by the sieve:
    its item is closed with ``status: "incomplete"`` (and the arguments streamed so far)
    when the part's text is done, and its markup comes back as text (``on_malformed``).
-   Reasoning found in the text (``<think>`` ...) is taken out of it and reported through
-   ``on_event`` only: this adapter does not invent reasoning items.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from callsieve.events import Event, Text, ToolCall, ToolCallDelta, ToolCallStart
+from callsieve.events import Event, Reasoning, Text, ToolCall, ToolCallDelta, ToolCallStart
 from callsieve.openai import _get, _replace, StreamSieve
 from callsieve.sieve import Sieve
 
@@ -60,12 +63,21 @@ class _Call:
 
 
 @dataclass
+class _Thought:
+    output_index: int
+    item_id: str
+    text: list[str] = field(default_factory=list)
+    status: str = "in_progress"
+
+
+@dataclass
 class _Part:
     sieve: Sieve
     text: list[str] = field(default_factory=list)
     calls: dict[int, _Call] = field(default_factory=dict)
     closed: bool = False
     template: Any = None  # the part's last output_text.delta, to shape what closing releases
+    thought: _Thought | None = None  # the reasoning item open in this part
 
 
 class ResponsesSieve:
@@ -84,6 +96,7 @@ class ResponsesSieve:
         self._next_index = 0
         self._seq = 0
         self._calls: list[_Call] = []
+        self._thoughts: list[_Thought] = []
         self._pydantic = False
 
     # -- building events
@@ -122,6 +135,49 @@ class ResponsesSieve:
             "type": "response.output_item.added", "output_index": call.output_index, "item": self._item(call, "in_progress"),
         })]
 
+    def _thought_item(self, t: _Thought) -> Any:
+        fields: dict[str, Any] = {"type": "reasoning", "id": t.item_id, "summary": [], "status": t.status}
+        if t.status != "in_progress":
+            fields["content"] = [{"type": "reasoning_text", "text": "".join(t.text)}]
+        if not self._pydantic:
+            return fields
+        from openai.types.responses import ResponseReasoningItem
+
+        return ResponseReasoningItem.construct(**fields)
+
+    def _think(self, part: _Part, text: str) -> list[Any]:
+        out = []
+        t = part.thought
+        if t is None:
+            t = part.thought = _Thought(self._next_index, f"rs_{self._prefix}{len(self._thoughts)}")
+            self._next_index += 1
+            self._thoughts.append(t)
+            out.append(self._event("ResponseOutputItemAddedEvent", {
+                "type": "response.output_item.added", "output_index": t.output_index, "item": self._thought_item(t),
+            }))
+        t.text.append(text)
+        out.append(self._event("ResponseReasoningTextDeltaEvent", {
+            "type": "response.reasoning_text.delta", "item_id": t.item_id, "output_index": t.output_index,
+            "content_index": 0, "delta": text,
+        }))
+        return out
+
+    def _stop_thinking(self, part: _Part) -> list[Any]:
+        t = part.thought
+        if t is None:
+            return []
+        part.thought = None
+        t.status = "completed"
+        return [
+            self._event("ResponseReasoningTextDoneEvent", {
+                "type": "response.reasoning_text.done", "item_id": t.item_id, "output_index": t.output_index,
+                "content_index": 0, "text": "".join(t.text),
+            }),
+            self._event("ResponseOutputItemDoneEvent", {
+                "type": "response.output_item.done", "output_index": t.output_index, "item": self._thought_item(t),
+            }),
+        ]
+
     def _args_delta(self, call: _Call, text: str) -> list[Any]:
         call.arguments.append(text)
         return [self._event("ResponseFunctionCallArgumentsDeltaEvent", {
@@ -158,6 +214,12 @@ class ResponsesSieve:
         for e in events:
             if self._on_event is not None:
                 self._on_event(0, e)
+            if isinstance(e, Reasoning):
+                if e.text:
+                    out += self._think(part, e.text)
+                continue
+            if isinstance(e, (Text, ToolCallStart, ToolCall)) and (not isinstance(e, Text) or e.text):
+                out += self._stop_thinking(part)  # reasoning ends where anything else begins
             if isinstance(e, Text):
                 if not e.text:
                     continue
@@ -185,6 +247,7 @@ class ResponsesSieve:
             return []
         part.closed = True
         out = self._sieved(part.template, part, part.sieve.close())
+        out += self._stop_thinking(part)
         for call in part.calls.values():
             if call.status == "in_progress":  # abandoned: the block proved malformed after its start
                 out += self._finish_call(call, "incomplete")
@@ -217,13 +280,15 @@ class ResponsesSieve:
 
     def _clean_response(self, response: Any) -> Any:
         output = _get(response, "output")
-        if not isinstance(output, list) or not (self._parts or self._calls):
+        if not isinstance(output, list) or not (self._parts or self._calls or self._thoughts):
             return response
         placed: dict[int, Any] = {}
         for k, item in enumerate(output):
             placed[self._indices.get(k, k)] = self._clean_item(item)
         for call in self._calls:
             placed[call.output_index] = self._item(call, call.status)
+        for t in self._thoughts:
+            placed[t.output_index] = self._thought_item(t)
         return _replace(response, output=[placed[i] for i in sorted(placed)])
 
     # -- events

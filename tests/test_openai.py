@@ -160,6 +160,7 @@ RESPONSES_SCRIPTS: dict[str, list[dict[str, Any]]] = {
     "dsml-leak": _responses_script(DSML_PARTS),
     "seed004": _responses_script(_split(SEED4, 5)),
     "plain": _responses_script(["Hello ", "world."]),
+    "reasoning": _responses_script(["<thi", "nk>leaked thought</th", "ink>The answer is 4."]),
     # Cut inside a block: the started call is abandoned, its markup comes back as text.
     "cut": _responses_script(["Writing.\n<tool_call>\n<function=create_file>\n<parameter=path>\na", ".md"]),
 }

@@ -314,3 +314,21 @@ def test_responses_stream_cut_off_before_its_done_events_still_releases_held_tex
     out = list(sieve_stream(events))
     assert "".join(e["delta"] for e in out if e["type"] == "response.output_text.delta") == "tail <tool_"
     assert [e["sequence_number"] for e in out] == list(range(len(out)))
+
+
+def test_responses_reasoning_in_the_text_becomes_a_reasoning_item(client: Any) -> None:
+    raw = list(_responses(client, "reasoning"))
+    assert "<think>" in "".join(e.delta for e in raw if e.type == "response.output_text.delta")
+    events = list(sieve_stream(_responses(client, "reasoning")))
+    assert "".join(e.delta for e in events if e.type == "response.output_text.delta") == "The answer is 4."
+    assert "".join(e.delta for e in events if e.type == "response.reasoning_text.delta") == "leaked thought"
+    kinds = [e.type for e in events]
+    # The item is closed as soon as the answer begins, before the answer's first delta.
+    first_answer = next(i for i, e in enumerate(events) if e.type == "response.output_text.delta")
+    assert kinds.index("response.reasoning_text.done") < first_answer
+    (done,) = [e for e in events if e.type == "response.output_item.done" and e.item.type == "reasoning"]
+    assert done.item.content[0].text == "leaked thought" and done.output_index == 1
+    final = _accumulate_responses(events)
+    assert final.output_text == "The answer is 4."
+    assert [o.type for o in final.output] == ["message", "reasoning"]
+    assert final.output[1].content[0].text == "leaked thought"
