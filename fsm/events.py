@@ -47,7 +47,7 @@ def _fast_init(cls: type[_E]) -> type[_E]:
 @_fast_init
 @dataclass(frozen=True, slots=True)
 class Text:
-    """Text meant for the user."""
+    """Text meant for the user. ``text == raw``: text carries exactly the input it shows."""
 
     text: str
     raw: str
@@ -65,7 +65,12 @@ class Reasoning:
 @_fast_init
 @dataclass(frozen=True, slots=True)
 class ToolCallStart:
-    """A call's name is known; its arguments will follow as deltas."""
+    """A call's name is known; its arguments will follow as deltas.
+
+    ``index``: the call's number in this stream (0, 1, ...), shared by its deltas and its
+    ``ToolCall``; ``id``: the call's id (see ``Sieve(id_prefix=...)``); ``name``: the
+    tool's name. ``raw`` is empty: the input
+    is in the final ``ToolCall.raw``."""
 
     index: int
     id: str
@@ -87,7 +92,11 @@ class ToolCallDelta:
 @_fast_init
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """A complete call, decided once its block closed."""
+    """A complete call, decided once its block closed.
+
+    ``arguments``: a dict, values typed by the tool schema when ``tools=`` was given (a
+    raw string otherwise); ``raw``: the exact input of the call's markup; ``dialect``: the
+    dialect that recognised it (a name in ``callsieve.DIALECTS``)."""
 
     index: int
     id: str
@@ -106,7 +115,14 @@ class ToolCall:
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     """Something worth knowing: a malformed block released as text, an unknown tool,
-    a value that did not fit its schema. ``offset`` is a character offset in the stream."""
+    a value that did not fit its schema. ``offset`` is a character offset in the stream.
+
+    ``code`` is one of: ``malformed_block``, ``unterminated_block``, ``block_too_large``
+    (the block is released by policy ``on_malformed``; calls it had started are
+    abandoned), ``unknown_tool`` and ``dropped_call`` (policy ``unknown_tool``),
+    ``type_mismatch`` (a value kept as its raw string), ``stray_reasoning_close``
+    (``</think>`` without ``<think>``). ``message`` says what happened, for people;
+    ``raw`` holds input only when the policy dropped it."""
 
     code: str
     message: str

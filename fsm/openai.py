@@ -10,11 +10,20 @@ pydantic chunk needs a new tool-call object, so dict-shaped chunks work without 
     for chunk in sieve_stream(stream, dialects=["dsml"], tools=tools):
         ...   # chunk.choices[0].delta.content is clean; calls are in delta.tool_calls
 
-Theory of operation:
+Every way the SDK streams is accepted (see :func:`sieve_stream`): ``Stream`` and
+``AsyncStream`` come back wrapped (:class:`SievedStream`, :class:`AsyncSievedStream`:
+``with``, ``close()``, ``.response`` keep working); the stream helpers
+(``client.chat.completions.stream()``, ``client.responses.stream()``) come back as the
+SDK's own helper reading cleaned chunks, so their events, snapshot and final completion
+are clean; Responses API streams are cleaned by :mod:`callsieve.openai_responses`. A
+stream that cannot be cleaned is refused with ``TypeError``, never passed through.
+
+Theory of operation (chat completion chunks):
 
 1. One :class:`callsieve.Sieve` per upstream choice index. Each chunk's ``delta.content`` is
    fed to it; the events come back out in the same chunk shape: ``Text`` as
-   ``delta.content``, ``Reasoning`` appended to ``delta.reasoning_content``, a
+   ``delta.content``, ``Reasoning`` appended to ``delta.reasoning_content`` (or
+   ``delta.reasoning`` with ``reasoning_field="reasoning"``, the field vLLM now uses), a
    ``ToolCallStart`` as a ``delta.tool_calls`` entry ``{index, id, type: "function",
    function: {name, arguments: ""}}`` and ``ToolCallDelta`` fragments as entries
    ``{index, function: {arguments}}``, exactly as OpenAI streams calls. Each output
@@ -56,6 +65,9 @@ saw DeepSeek do both) will yield that call twice: once passed through, once extr
 
 from __future__ import annotations
 
+import inspect
+import sys
+from collections import deque
 from dataclasses import dataclass, field
 from typing import (
     TYPE_CHECKING,
@@ -63,9 +75,12 @@ from typing import (
     AsyncIterable,
     AsyncIterator,
     Callable,
+    Generic,
     Iterable,
     Iterator,
     Mapping,
+    Protocol,
+    TypeVar,
     overload,
 )
 
@@ -73,12 +88,46 @@ from callsieve.events import Event, Reasoning, Text, ToolCall, ToolCallDelta, To
 from callsieve.sieve import Sieve, new_id_prefix  # one source of call ids (issue 12, finding 11)
 
 if TYPE_CHECKING:
-    from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessage
+    from openai.lib.streaming.chat import (
+        AsyncChatCompletionStream,
+        AsyncChatCompletionStreamManager,
+        ChatCompletionStream,
+        ChatCompletionStreamManager,
+    )
+    from openai.lib.streaming.responses import (
+        AsyncResponseStream,
+        AsyncResponseStreamManager,
+        ResponseStream,
+        ResponseStreamManager,
+    )
+    from openai.types.chat import ChatCompletion, ChatCompletionMessage
 
-__all__ = ["sieve_stream", "asieve_stream", "clean_message", "clean_completion", "StreamSieve"]
+_R = TypeVar("_R")
+
+__all__ = [
+    "sieve_stream",
+    "asieve_stream",
+    "clean_message",
+    "clean_completion",
+    "StreamSieve",
+    "SievedStream",
+    "AsyncSievedStream",
+    "SievedStreamManager",
+    "AsyncSievedStreamManager",
+    "REASONING_FIELDS",
+]
 
 #: Finish reasons that become ``"tool_calls"`` when calls were extracted.
 _REWRITE_FINISH = ("stop",)
+
+#: Where reasoning goes in a delta or message: DeepSeek's and SGLang's field, or vLLM's.
+REASONING_FIELDS = ("reasoning_content", "reasoning")
+
+
+def _reasoning_field(name: str) -> str:
+    if name not in REASONING_FIELDS:
+        raise ValueError(f"reasoning_field must be one of {', '.join(map(repr, REASONING_FIELDS))}, not {name!r}")
+    return name
 
 
 # --------------------------------------------------------------- shape access
@@ -186,8 +235,10 @@ class StreamSieve:
         *,
         stream_arguments: bool = True,
         on_event: Callable[[int, Event], None] | None = None,
+        reasoning_field: str = "reasoning_content",
         **sieve_options: Any,
     ) -> None:
+        self._reasoning_field = _reasoning_field(reasoning_field)
         self._dialects = list(dialects) if dialects is not None and not isinstance(dialects, str) else dialects
         self._tools = list(tools) if tools is not None else None
         self._stream_arguments = stream_arguments
@@ -258,7 +309,7 @@ class StreamSieve:
         if kind == "content":
             return {"content": text}
         if kind == "reasoning":
-            return {"reasoning_content": text}
+            return {self._reasoning_field: text}
         return {"tool_calls": [_tool_call_entry(pydantic, i, text, p.id, p.name)]}
 
     def _choice_out(self, choice: Any) -> list[Any]:
@@ -298,8 +349,9 @@ class StreamSieve:
             k = pieces[0].key[0]
             if k in ("content", "reasoning") or (k in ("start", "args") and not up_calls):
                 f = self._piece_fields(pieces.pop(0), pydantic)
-                if "reasoning_content" in f and _get(delta, "reasoning_content"):
-                    f["reasoning_content"] = _get(delta, "reasoning_content") + f["reasoning_content"]
+                rf = self._reasoning_field
+                if rf in f and _get(delta, rf):
+                    f[rf] = _get(delta, rf) + f[rf]
                 first.update(f)
 
         consumed = isinstance(content, str) and bool(content)
@@ -375,83 +427,381 @@ class StreamSieve:
         return out
 
 
-@overload
-def sieve_stream(
-    stream: Iterable[ChatCompletionChunk],
-    dialects: Iterable[str] | str | None = ...,
-    tools: Iterable[Any] | None = ...,
-    **options: Any,
-) -> Iterator[ChatCompletionChunk]: ...
+# --------------------------------------------------------------- stream objects
+class _Transform(Protocol):
+    def push(self, item: Any) -> list[Any]: ...
+    def end(self) -> list[Any]: ...
+
+
+class _AutoTransform:
+    """Chat chunks or Responses events, decided by the first item the stream yields.
+
+    Both kinds arrive as ``openai.Stream`` objects that say nothing of their item type
+    before they are read, so the choice waits for the first item; an item of neither kind
+    is an error, never passed through uncleaned."""
+
+    def __init__(self, dialects: Any, tools: Any, options: dict[str, Any]) -> None:
+        self._args = (dialects, tools, options)
+        self._chat = StreamSieve(dialects, tools, **options)  # validates every option now
+        self._inner: _Transform | None = None
+
+    def _pick(self, item: Any) -> _Transform:
+        kind = _get(item, "type")
+        if isinstance(kind, str) and kind.startswith("response."):
+            from callsieve.openai_responses import ResponsesSieve
+
+            dialects, tools, options = self._args
+            responses: _Transform = ResponsesSieve(dialects, tools, **options)
+            return responses
+        if _get(item, "choices") is not None or _get(item, "object") == "chat.completion.chunk":
+            return self._chat
+        raise TypeError(
+            f"callsieve.openai cannot clean a stream of {type(item).__name__} items (type {kind!r}): "
+            "pass the stream from client.chat.completions.create(stream=True) or "
+            "client.responses.create(stream=True), or the stream helper (.stream(...)) itself"
+        )
+
+    def push(self, item: Any) -> list[Any]:
+        if self._inner is None:
+            self._inner = self._pick(item)
+        return self._inner.push(item)
+
+    def end(self) -> list[Any]:
+        return self._inner.end() if self._inner is not None else []
+
+
+_C = TypeVar("_C")
+
+
+class SievedStream(Generic[_C]):
+    """A cleaned stream that still behaves like the SDK's ``Stream``: iterate it, use it
+    in ``with``, ``close()`` it, read ``.response`` (and any other attribute of the
+    wrapped stream). Returned by :func:`sieve_stream`."""
+
+    def __init__(self, stream: Iterable[_C], transform: _Transform) -> None:
+        self._stream = stream
+        self._it = iter(stream)
+        self._transform = transform
+        self._pending: deque[_C] = deque()
+        self._ended = False
+
+    def __iter__(self) -> Iterator[_C]:
+        return self
+
+    def __next__(self) -> _C:
+        while not self._pending:
+            if self._ended:
+                raise StopIteration
+            try:
+                item = next(self._it)
+            except StopIteration:
+                self._ended = True
+                self._pending.extend(self._transform.end())
+            else:
+                self._pending.extend(self._transform.push(item))
+        return self._pending.popleft()
+
+    @property
+    def response(self) -> Any:
+        """The wrapped stream's HTTP response (``httpx.Response`` for an SDK stream)."""
+        return getattr(self._stream, "response")
+
+    def close(self) -> None:
+        """Close the wrapped stream (for an SDK stream: release the connection)."""
+        close = getattr(self._stream, "close", None)
+        if callable(close):
+            close()
+
+    def __enter__(self) -> SievedStream[_C]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for names the wrapper lacks; before __init__ ran (copy, pickle)
+        # there is no stream to ask, and asking self._stream would recurse.
+        stream = self.__dict__.get("_stream")
+        if stream is None:
+            raise AttributeError(name)
+        return getattr(stream, name)
+
+
+class AsyncSievedStream(Generic[_C]):
+    """:class:`SievedStream` for ``AsyncStream``: ``async for``, ``async with``,
+    ``await close()``, ``.response``."""
+
+    def __init__(self, stream: AsyncIterable[_C], transform: _Transform) -> None:
+        self._stream = stream
+        self._it = stream.__aiter__()
+        self._transform = transform
+        self._pending: deque[_C] = deque()
+        self._ended = False
+
+    def __aiter__(self) -> AsyncIterator[_C]:
+        return self
+
+    async def __anext__(self) -> _C:
+        while not self._pending:
+            if self._ended:
+                raise StopAsyncIteration
+            try:
+                item = await self._it.__anext__()
+            except StopAsyncIteration:
+                self._ended = True
+                self._pending.extend(self._transform.end())
+            else:
+                self._pending.extend(self._transform.push(item))
+        return self._pending.popleft()
+
+    @property
+    def response(self) -> Any:
+        return getattr(self._stream, "response")
+
+    async def close(self) -> None:
+        close = getattr(self._stream, "close", None)
+        if callable(close):
+            result = close()
+            if inspect.isawaitable(result):
+                await result
+
+    async def __aenter__(self) -> AsyncSievedStream[_C]:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for names the wrapper lacks; before __init__ ran (copy, pickle)
+        # there is no stream to ask, and asking self._stream would recurse.
+        stream = self.__dict__.get("_stream")
+        if stream is None:
+            raise AttributeError(name)
+        return getattr(stream, name)
+
+
+# The SDK's stream helpers (client.chat.completions.stream(), client.responses.stream()):
+# a manager whose __enter__ builds a helper stream around the raw SDK stream; the helper
+# turns chunks into its events, accumulated snapshot and final completion. Cleaning the
+# raw stream the helper reads cleans all of them at once. The SDK offers no public hook
+# for that, so the helper's ``_raw_stream`` is replaced before its first read; whether
+# this SDK's helper reads its chunks through ``_raw_stream`` is checked when wrapping,
+# and a helper that does not is refused with an error, never passed through uncleaned.
+_HELPER_MODULE = "openai.lib.streaming"
+
+
+def _is_helper(obj: object) -> bool:
+    return type(obj).__module__.startswith(_HELPER_MODULE)
+
+
+def _check_helper_class(cls: type) -> None:
+    stream_fn = getattr(cls, "__stream__", None)
+    code = getattr(stream_fn, "__code__", None)
+    if code is None or "_raw_stream" not in code.co_names:
+        raise TypeError(
+            f"callsieve.openai cannot clean {cls.__name__} from this openai version (it no longer reads "
+            "its chunks from _raw_stream); use client.chat.completions.create(stream=True) with sieve_stream()"
+        )
+
+
+def _helper_stream_class(manager: object) -> type:
+    module = sys.modules[type(manager).__module__]
+    name = type(manager).__name__.removesuffix("Manager")
+    cls = getattr(module, name, None)
+    if not isinstance(cls, type):
+        raise TypeError(f"callsieve.openai does not know the stream that {type(manager).__name__} makes")
+    _check_helper_class(cls)
+    return cls
+
+
+def _swap_raw_stream(helper: Any, wrap: Callable[[Any], Any]) -> Any:
+    _check_helper_class(type(helper))
+    it = getattr(helper, "_iterator", None)
+    if inspect.isgenerator(it):
+        started = inspect.getgeneratorstate(it) != inspect.GEN_CREATED
+    elif inspect.isasyncgen(it):
+        # inspect.getasyncgenstate is Python 3.12+; before it, trust the caller.
+        state = getattr(inspect, "getasyncgenstate", None)
+        started = state is not None and state(it) != "AGEN_CREATED"
+    else:
+        started = True
+    if started:
+        raise TypeError(f"callsieve.openai: this {type(helper).__name__} has already been read; wrap it before iterating")
+    helper._raw_stream = wrap(helper._raw_stream)
+    return helper
+
+
+_H = TypeVar("_H")
+
+
+class SievedStreamManager(Generic[_H]):
+    """The SDK's stream-helper manager, cleaned: ``with sieve_stream(client.chat.completions.stream(...)) as s``
+    gives the SDK's own helper stream, whose events, ``current_completion_snapshot`` and
+    ``get_final_completion()`` are all built from cleaned chunks."""
+
+    def __init__(self, manager: Any, wrap: Callable[[Any], Any]) -> None:
+        _helper_stream_class(manager)
+        self._manager = manager
+        self._wrap = wrap
+
+    def __enter__(self) -> _H:
+        helper = self._manager.__enter__()
+        try:
+            return _swap_raw_stream(helper, self._wrap)  # type: ignore[no-any-return]
+        except BaseException:
+            self._manager.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, *exc: Any) -> None:
+        self._manager.__exit__(*exc)
+
+
+class AsyncSievedStreamManager(Generic[_H]):
+    """:class:`SievedStreamManager` for ``AsyncOpenAI``: ``async with``."""
+
+    def __init__(self, manager: Any, wrap: Callable[[Any], Any]) -> None:
+        _helper_stream_class(manager)
+        self._manager = manager
+        self._wrap = wrap
+
+    async def __aenter__(self) -> _H:
+        helper = await self._manager.__aenter__()
+        try:
+            return _swap_raw_stream(helper, self._wrap)  # type: ignore[no-any-return]
+        except BaseException:
+            await self._manager.__aexit__(None, None, None)
+            raise
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self._manager.__aexit__(*exc)
 
 
 @overload
 def sieve_stream(
-    stream: Iterable[Mapping[str, Any]],
-    dialects: Iterable[str] | str | None = ...,
-    tools: Iterable[Any] | None = ...,
-    **options: Any,
-) -> Iterator[dict[str, Any]]: ...
+    stream: ChatCompletionStreamManager[_R], dialects: Iterable[str] | str | None = ..., tools: Iterable[Any] | None = ..., **options: Any
+) -> SievedStreamManager[ChatCompletionStream[_R]]: ...
+
+
+@overload
+def sieve_stream(
+    stream: ResponseStreamManager[_R], dialects: Iterable[str] | str | None = ..., tools: Iterable[Any] | None = ..., **options: Any
+) -> SievedStreamManager[ResponseStream[_R]]: ...
+
+
+@overload
+def sieve_stream(
+    stream: ChatCompletionStream[_R], dialects: Iterable[str] | str | None = ..., tools: Iterable[Any] | None = ..., **options: Any
+) -> ChatCompletionStream[_R]: ...
+
+
+@overload
+def sieve_stream(
+    stream: ResponseStream[_R], dialects: Iterable[str] | str | None = ..., tools: Iterable[Any] | None = ..., **options: Any
+) -> ResponseStream[_R]: ...
+
+
+@overload
+def sieve_stream(
+    stream: Iterable[_C], dialects: Iterable[str] | str | None = ..., tools: Iterable[Any] | None = ..., **options: Any
+) -> SievedStream[_C]: ...
 
 
 def sieve_stream(
-    stream: Iterable[Any],
+    stream: Any,
     dialects: Iterable[str] | str | None = None,
     tools: Iterable[Any] | None = None,
     **options: Any,
-) -> Iterator[Any]:
-    """Clean a stream of ``ChatCompletionChunk`` (or dict-shaped chunks).
+) -> Any:
+    """Clean an OpenAI stream, however it was made.
+
+    - ``client.chat.completions.create(..., stream=True)`` (or any iterable of
+      ``ChatCompletionChunk`` or dict-shaped chunks): a :class:`SievedStream` of cleaned
+      chunks, which keeps ``with``, ``close()`` and ``.response``;
+    - ``client.responses.create(..., stream=True)``: cleaned Responses events, with the
+      calls found in the text as ``function_call`` output items (see
+      :mod:`callsieve.openai_responses`);
+    - the stream helpers ``client.chat.completions.stream(...)`` and
+      ``client.responses.stream(...)``, the manager or the stream it gave: the SDK's own
+      helper, reading cleaned chunks, so its content deltas, snapshot and final
+      completion are clean.
 
     Options: ``stream_arguments`` (default True), ``on_event(choice_index, event)``
-    (every sieve event, Diagnostics included) and any :class:`callsieve.Sieve` option
-    (``on_malformed``, ``unknown_tool``, ``start_in_reasoning``, ``id_prefix``, ...).
-    A bad dialect, schema or option raises at the call, before any chunk is read.
+    (every sieve event, Diagnostics included), ``reasoning_field`` (``"reasoning_content"``,
+    the default, or ``"reasoning"``: where reasoning found in the content goes) and any
+    :class:`callsieve.Sieve` option (``on_malformed``, ``unknown_tool``,
+    ``start_in_reasoning``, ``id_prefix``, ...). A bad dialect, schema or option raises at
+    the call, before any chunk is read; so does a stream this function cannot clean.
     """
-    s = StreamSieve(dialects, tools, **options)
-    return _run(s, stream)
+    _AutoTransform(dialects, tools, options)  # fail now on bad arguments
 
+    def wrap(raw: Any) -> SievedStream[Any]:
+        return SievedStream(raw, _AutoTransform(dialects, tools, options))
 
-def _run(s: StreamSieve, stream: Iterable[Any]) -> Iterator[Any]:
-    for chunk in stream:
-        yield from s.push(chunk)
-    yield from s.end()
+    if _is_helper(stream):
+        if hasattr(stream, "__enter__") and not hasattr(stream, "__iter__"):
+            return SievedStreamManager(stream, wrap)
+        if hasattr(stream, "__aenter__") and not hasattr(stream, "__aiter__"):
+            raise TypeError(f"{type(stream).__name__} is async: use asieve_stream()")
+        if hasattr(stream, "__aiter__"):
+            raise TypeError(f"{type(stream).__name__} is async: use asieve_stream()")
+        return _swap_raw_stream(stream, wrap)
+    if not hasattr(stream, "__iter__") and hasattr(stream, "__aiter__"):
+        raise TypeError(f"{type(stream).__name__} is an async stream: use asieve_stream()")
+    return wrap(stream)
 
 
 @overload
 def asieve_stream(
-    stream: AsyncIterable[ChatCompletionChunk],
-    dialects: Iterable[str] | str | None = ...,
-    tools: Iterable[Any] | None = ...,
-    **options: Any,
-) -> AsyncIterator[ChatCompletionChunk]: ...
+    stream: AsyncChatCompletionStreamManager[_R], dialects: Iterable[str] | str | None = ..., tools: Iterable[Any] | None = ..., **options: Any
+) -> AsyncSievedStreamManager[AsyncChatCompletionStream[_R]]: ...
 
 
 @overload
 def asieve_stream(
-    stream: AsyncIterable[Mapping[str, Any]],
-    dialects: Iterable[str] | str | None = ...,
-    tools: Iterable[Any] | None = ...,
-    **options: Any,
-) -> AsyncIterator[dict[str, Any]]: ...
+    stream: AsyncResponseStreamManager[_R], dialects: Iterable[str] | str | None = ..., tools: Iterable[Any] | None = ..., **options: Any
+) -> AsyncSievedStreamManager[AsyncResponseStream[_R]]: ...
+
+
+@overload
+def asieve_stream(
+    stream: AsyncChatCompletionStream[_R], dialects: Iterable[str] | str | None = ..., tools: Iterable[Any] | None = ..., **options: Any
+) -> AsyncChatCompletionStream[_R]: ...
+
+
+@overload
+def asieve_stream(
+    stream: AsyncResponseStream[_R], dialects: Iterable[str] | str | None = ..., tools: Iterable[Any] | None = ..., **options: Any
+) -> AsyncResponseStream[_R]: ...
+
+
+@overload
+def asieve_stream(
+    stream: AsyncIterable[_C], dialects: Iterable[str] | str | None = ..., tools: Iterable[Any] | None = ..., **options: Any
+) -> AsyncSievedStream[_C]: ...
 
 
 def asieve_stream(
-    stream: AsyncIterable[Any],
+    stream: Any,
     dialects: Iterable[str] | str | None = None,
     tools: Iterable[Any] | None = None,
     **options: Any,
-) -> AsyncIterator[Any]:
-    """:func:`sieve_stream` for an async iterator (``AsyncOpenAI`` streams)."""
-    s = StreamSieve(dialects, tools, **options)
-    return _arun(s, stream)
+) -> Any:
+    """:func:`sieve_stream` for ``AsyncOpenAI``: an ``AsyncStream`` (or any async
+    iterable of chunks or Responses events), or an async stream helper (manager or stream)."""
+    _AutoTransform(dialects, tools, options)
 
+    def wrap(raw: Any) -> AsyncSievedStream[Any]:
+        return AsyncSievedStream(raw, _AutoTransform(dialects, tools, options))
 
-async def _arun(s: StreamSieve, stream: AsyncIterable[Any]) -> AsyncIterator[Any]:
-    async for chunk in stream:
-        for out in s.push(chunk):
-            yield out
-    for out in s.end():
-        yield out
-
+    if _is_helper(stream):
+        if hasattr(stream, "__aenter__") and not hasattr(stream, "__aiter__"):
+            return AsyncSievedStreamManager(stream, wrap)
+        if not hasattr(stream, "__aiter__"):
+            raise TypeError(f"{type(stream).__name__} is not async: use sieve_stream()")
+        return _swap_raw_stream(stream, wrap)
+    if not hasattr(stream, "__aiter__"):
+        raise TypeError(f"{type(stream).__name__} is not an async stream: use sieve_stream()")
+    return wrap(stream)
 
 # --------------------------------------------------------------- whole responses
 def _message_tool_call(pydantic: bool, call: ToolCall) -> Any:
@@ -490,7 +840,8 @@ def clean_message(
 
     ``content`` keeps only the user-visible text (``None`` if nothing is left), the
     calls found in it are appended to ``tool_calls`` after any the upstream sent, and
-    reasoning found in it is appended to ``reasoning_content``. A message whose content
+    reasoning found in it is appended to ``reasoning_content`` (``reasoning_field=`` as for
+    :func:`sieve_stream`). A message whose content
     holds no markup comes back equal to the original. Options as for :func:`sieve_stream`
     (``on_event(0, event)`` sees the Diagnostics).
     """
@@ -502,6 +853,7 @@ def _clean_message(
 ) -> tuple[Any, int]:
     options = dict(options)
     on_event: Callable[[int, Event], None] | None = options.pop("on_event", None)
+    rf = _reasoning_field(options.pop("reasoning_field", "reasoning_content"))
     options.pop("stream_arguments", None)
     options.setdefault("id_prefix", new_id_prefix())
     content = _get(message, "content")
@@ -523,7 +875,7 @@ def _clean_message(
     if calls:
         changes["tool_calls"] = list(_get(message, "tool_calls") or []) + [_message_tool_call(pydantic, c) for c in calls]
     if reasoning:
-        changes["reasoning_content"] = (_get(message, "reasoning_content") or "") + reasoning
+        changes[rf] = (_get(message, rf) or "") + reasoning
     return _replace(message, **changes), len(calls)
 
 

@@ -80,6 +80,8 @@ class Sieve:
     id_prefix: call ids are ``id_prefix + index``. None (default): a random prefix per
       sieve (:func:`new_id_prefix`), so ids never repeat across the turns of a
       conversation; give one for deterministic ids (tests, replays).
+    Events: ``Text``, ``Reasoning``, ``ToolCallStart``, ``ToolCallDelta``, ``ToolCall``,
+      ``Diagnostic`` (``help(callsieve.Diagnostic)`` lists the codes); each has ``raw``.
     runner: ``"compiled"`` (default) or ``"reference"`` (the transitions machine; slow,
       for tests and audits).
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -128,7 +127,10 @@ def test_parse_reports_unknown_tools_with_a_diagnostic(tmp_path: Path, capsys: p
         (["--tools", "{notjson}"], "is not JSON"),
         (["--tools", "{badschema}"], "invalid tool schema in"),
         (["--tools", "{object}"], "invalid tool schema in"),
-        (["--chunk", "-1"], "--chunk must be"),
+        (["--chunk", "-1"], "argument --chunk: must be at least 1 character, not -1"),
+        (["--chunk", "0"], "argument --chunk: must be at least 1 character, not 0"),
+        (["--chunk", "two"], "argument --chunk: needs a whole number of characters, not 'two'"),
+        (["--on-malformed", "sometimes"], "invalid choice: 'sometimes'"),
     ],
 )
 def test_parse_errors_are_one_line_with_exit_2(
@@ -215,11 +217,11 @@ def test_demo_shows_the_naive_failures_and_callsieve_results(capsys: pytest.Capt
     rc, out, err = _cli(["demo"], capsys)
     assert rc == 0 and err == ""
     assert not ANSI.search(out)  # not a terminal: no colour
-    # seed 001: the split marker slips past the marker filter; callsieve extracts the call.
+    # markup read aloud: the split marker slips past the marker filter; callsieve extracts the call.
     assert "showed the user 174 characters of markup" in out
     assert "lost the call voice_output_speak()" in out
     assert 'text = "西溪公主回城堡，\\n星星点灯照她跑。"' in out
-    # seed 004: the naive parser truncates; callsieve keeps all 235 characters.
+    # a file cut at </parameter>: the naive parser truncates; callsieve keeps all 235 characters.
     assert "create_file.content: kept 89 of 235 characters, and reported the call as complete" in out
     assert "(235 chars)" in out
     # fenced: the naive parser runs the example.
@@ -237,13 +239,14 @@ def test_demo_callsieve_sections_never_show_markup_outside_the_fence(capsys: pyt
         assert len(ours.calls) == 1
 
 
-@pytest.mark.parametrize("chunk", ["0", "1", "13"])
+@pytest.mark.parametrize("chunk", ["whole", "1", "13"])
 def test_demo_chunk_option(chunk: str, capsys: pytest.CaptureFixture[str]) -> None:
-    rc, out, _ = _cli(["demo", "seed004", "--chunk", chunk], capsys)
+    opts = ["--whole"] if chunk == "whole" else ["--chunk", chunk]
+    rc, out, _ = _cli(["demo", "cut_at_close", *opts], capsys)
     assert rc == 0
-    feed = re.search(r"input: 424 characters \(seed004\), (.*)", out)
+    feed = re.search(r"input: 424 characters \(cut_at_close\), (.*)", out)
     assert feed is not None
-    expected = "fed whole" if chunk == "0" else f"fed in {-(-424 // int(chunk))} chunks of {chunk} characters"
+    expected = "fed whole" if chunk == "whole" else f"fed in {-(-424 // int(chunk))} chunks of {chunk} characters"
     assert feed.group(1) == expected
     assert "kept 89 of 235 characters" in out
 
@@ -251,10 +254,10 @@ def test_demo_chunk_option(chunk: str, capsys: pytest.CaptureFixture[str]) -> No
 def test_demo_list_and_unknown_sample(capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, _ = _cli(["demo", "--list"], capsys)
     assert rc == 0
-    assert [line.split()[0] for line in out.splitlines()] == ["dsml_leak", "seed004", "fenced"]
+    assert [line.split()[0] for line in out.splitlines()] == ["read_aloud", "cut_at_close", "fenced"]
     rc, out, err = _cli(["demo", "nope"], capsys)
     assert rc == 2 and out == ""
-    assert err == "callsieve: error: unknown sample 'nope' (known: dsml_leak, seed004, fenced)\n"
+    assert err == "callsieve: error: unknown sample 'nope' (known: read_aloud, cut_at_close, fenced)\n"
 
 
 def test_demo_colour_only_when_asked_or_on_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
@@ -265,20 +268,20 @@ def test_demo_colour_only_when_asked_or_on_a_terminal(capsys: pytest.CaptureFixt
 
 
 # ---------------------------------------------------------------- the naive filters are faithful
-def test_seed001_filter_works_on_whole_text_and_leaks_on_a_split_marker() -> None:
-    (sample,) = [s for s in cmd_demo.load_samples() if s.name == "dsml_leak"]
-    whole = cmd_demo.seed001_marker_filter([sample.text])
+def test_marker_filter_works_on_whole_text_and_leaks_on_a_split_marker() -> None:
+    (sample,) = [s for s in cmd_demo.load_samples() if s.name == "read_aloud"]
+    whole = cmd_demo.per_chunk_marker_filter([sample.text])
     assert "DSML" not in whole.text and whole.calls == []  # the article's 10/10 case
     cut = sample.text.index("<‖DSML‖") + 3
-    split = cmd_demo.seed001_marker_filter([sample.text[:cut], sample.text[cut:]])
+    split = cmd_demo.per_chunk_marker_filter([sample.text[:cut], sample.text[cut:]])
     # "<‖DS" + "ML‖tool_calls>": the block's open marker is shown (and read aloud).
     assert split.text.endswith("听：\n\n<‖DSML‖tool_calls>")
     # In 4-character chunks no chunk ever holds a whole marker: everything leaks.
-    four = cmd_demo.seed001_marker_filter([sample.text[i : i + 4] for i in range(0, len(sample.text), 4)])
+    four = cmd_demo.per_chunk_marker_filter([sample.text[i : i + 4] for i in range(0, len(sample.text), 4)])
     assert four.text == sample.text
 
 
-def test_first_close_parser_reproduces_seed004() -> None:
+def test_first_close_parser_cuts_the_value_at_the_first_close() -> None:
     out = cmd_demo.first_close_parser([SEED4])
     assert out.calls == [("create_file", {"path": "a.md", "content": "line"})]  # the "Actual"
     assert callsieve.parse(SEED4).calls[0].arguments == {"path": "a.md", "content": SEED4_CONTENT}
@@ -286,16 +289,68 @@ def test_first_close_parser_reproduces_seed004() -> None:
 
 def test_samples_are_package_data() -> None:
     names = [s.name for s in cmd_demo.load_samples()]
-    assert names == ["dsml_leak", "seed004", "fenced"]
+    assert names == ["read_aloud", "cut_at_close", "fenced"]
     root = Path(cmd_demo.__file__).parent / "samples"
     listed = {json.loads((root / "index.json").read_text())[i]["file"] for i in range(3)}
     assert listed <= {p.name for p in root.iterdir()}
 
 
-@pytest.mark.skipif(shutil.which("callsieve") is None and not os.path.exists(os.path.join(os.path.dirname(sys.executable), "callsieve")),
-                    reason="console script not installed")
+# The script installed beside this interpreter (the venv's), not another one on PATH.
+_SCRIPT = os.path.join(os.path.dirname(sys.executable), "callsieve")
+
+
+@pytest.mark.skipif(not os.path.exists(_SCRIPT), reason="console script not installed beside this interpreter")
 def test_console_script_runs_the_demo() -> None:
-    exe = shutil.which("callsieve") or os.path.join(os.path.dirname(sys.executable), "callsieve")
-    r = subprocess.run([exe, "demo", "dsml_leak"], capture_output=True, timeout=60)
+    exe = _SCRIPT
+    r = subprocess.run([exe, "demo", "read_aloud"], capture_output=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert "lost the call voice_output_speak()" in r.stdout.decode()
+
+
+# ---------------------------------------------------------------- errors, version, entry points
+def test_on_malformed_raise_is_one_line_and_exit_2_after_the_events_before_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "cut.txt"
+    src.write_text("Before.\n<tool_call>\n<function=f>\n<parameter=a>\n1")  # cut inside the block
+    rc, out, err = _cli(["parse", str(src), "--on-malformed", "raise"], capsys)
+    assert rc == 2
+    assert err.count("\n") == 1 and err.startswith("callsieve: error: ") and "(--on-malformed raise)" in err
+    assert "Traceback" not in err
+    assert [e["text"] for e in _events(out) if e["type"] == "text"] == ["Before.\n"]
+    # The same input without the policy is not an error: the block comes back as text.
+    rc, out, err = _cli(["parse", str(src)], capsys)
+    assert rc == 0 and err == ""
+    assert "".join(e["text"] for e in _events(out) if e["type"] == "text") == src.read_text()
+
+
+@pytest.mark.parametrize("argv", [["demo", "--chunk", "0"], ["demo", "--chunk", "-3"], ["demo", "--colour"], ["frobnicate"]])
+def test_demo_and_command_errors_are_one_line_with_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = _cli(argv, capsys)
+    assert (rc, out) == (2, "")
+    assert err.count("\n") == 1 and err.startswith("callsieve: error: ")
+
+
+def test_no_command_prints_help_to_stderr_with_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = _cli([], capsys)
+    assert (rc, out) == (2, "")
+    assert "usage: callsieve" in err and "parse" in err
+
+
+def test_version_is_the_installed_distributions(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    assert callsieve.__version__ == version("callsieve")
+    assert re.fullmatch(r"\d+\.\d+\.\d+.*", callsieve.__version__)
+    rc, out, err = _cli(["--version"], capsys)
+    assert (rc, err) == (0, "")
+    assert out == f"callsieve {callsieve.__version__}\n"
+
+
+def test_python_dash_m_callsieve_is_the_command_line() -> None:
+    r = subprocess.run([sys.executable, "-m", "callsieve", "--version"], capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.decode() == f"callsieve {callsieve.__version__}\n"
+    r = subprocess.run([sys.executable, "-m", "callsieve", "parse", "--chunk", "0"], input=b"x", capture_output=True, timeout=60)
+    assert r.returncode == 2 and r.stdout == b""
+    assert r.stderr.decode().splitlines() == ["callsieve: error: argument --chunk: must be at least 1 character, not 0 (see: callsieve parse --help)"]

@@ -126,6 +126,45 @@ SCRIPTS: dict[str, list[dict[str, Any]]] = {
     ],
 }
 
+def _responses_script(parts: list[str], item_id: str = "msg_local") -> list[dict[str, Any]]:
+    """The events a Responses API server sends for one message whose text arrives in ``parts``."""
+    text = "".join(parts)
+    response = {"id": "resp_local", "object": "response", "created_at": 1700000000, "model": "local",
+                "status": "in_progress", "output": []}
+    message = {"type": "message", "id": item_id, "role": "assistant", "status": "in_progress", "content": []}
+    part = {"type": "output_text", "text": "", "annotations": []}
+    done_part = dict(part, text=text)
+    done_message = dict(message, status="completed", content=[done_part])
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": response},
+        {"type": "response.in_progress", "response": response},
+        {"type": "response.output_item.added", "output_index": 0, "item": message},
+        {"type": "response.content_part.added", "item_id": item_id, "output_index": 0, "content_index": 0, "part": part},
+    ]
+    events += [
+        {"type": "response.output_text.delta", "item_id": item_id, "output_index": 0, "content_index": 0,
+         "delta": p, "logprobs": []}
+        for p in parts
+    ]
+    events += [
+        {"type": "response.output_text.done", "item_id": item_id, "output_index": 0, "content_index": 0,
+         "text": text, "logprobs": []},
+        {"type": "response.content_part.done", "item_id": item_id, "output_index": 0, "content_index": 0, "part": done_part},
+        {"type": "response.output_item.done", "output_index": 0, "item": done_message},
+        {"type": "response.completed", "response": dict(response, status="completed", output=[done_message])},
+    ]
+    return [dict(e, sequence_number=n) for n, e in enumerate(events)]
+
+
+RESPONSES_SCRIPTS: dict[str, list[dict[str, Any]]] = {
+    "dsml-leak": _responses_script(DSML_PARTS),
+    "seed004": _responses_script(_split(SEED4, 5)),
+    "plain": _responses_script(["Hello ", "world."]),
+    "reasoning": _responses_script(["<thi", "nk>leaked thought</th", "ink>The answer is 4."]),
+    # Cut inside a block: the started call is abandoned, its markup comes back as text.
+    "cut": _responses_script(["Writing.\n<tool_call>\n<function=create_file>\n<parameter=path>\na", ".md"]),
+}
+
 NONSTREAM = {
     "id": "chatcmpl-local",
     "object": "chat.completion",
@@ -147,6 +186,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if self.path.endswith("/responses"):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            for event in RESPONSES_SCRIPTS[body["model"]]:
+                self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n".encode())
+                self.wfile.flush()
+            return
         if not body.get("stream"):
             data = json.dumps(NONSTREAM).encode()
             self.send_response(200)
@@ -447,10 +494,24 @@ def test_clean_message_without_markup_returns_the_same_message() -> None:
     assert clean_message(m) is m
 
 
-def test_import_fsm_does_not_import_openai() -> None:
-    code = "import sys, callsieve, callsieve.tools.cli; assert 'openai' not in sys.modules, 'openai imported'"
+@pytest.mark.parametrize("library", ["openai", "litellm", "langchain_core", "langchain_openai"])
+def test_import_callsieve_imports_no_adapter_library(library: str) -> None:
+    # The CLI and the core are imported; no adapter, and none of the adapters' libraries.
+    code = (
+        "import sys, callsieve, callsieve.tools.cli; "
+        f"assert {library!r} not in sys.modules, '{library} imported'; "
+        "assert not [m for m in sys.modules if m in ('callsieve.openai', 'callsieve.litellm', 'callsieve.langchain')]"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+def test_the_import_check_can_fail() -> None:
+    # Importing an adapter does import its library, and the same check then says so.
+    # (langchain stands for all three: importing litellm costs seconds.)
+    pytest.importorskip("langchain_core")
+    code = "import sys, callsieve, callsieve.langchain; assert 'langchain_core' not in sys.modules, 'imported'"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 1 and "AssertionError: imported" in r.stderr
 
 
 def test_content_after_a_finish_gets_a_new_sieve_and_fresh_indices() -> None:

@@ -1,16 +1,19 @@
 """``callsieve demo``: bundled transcripts, what a naive filter shows, what callsieve extracts.
 
-    callsieve demo                 # every sample, fed in 4-character chunks
-    callsieve demo seed004 --chunk 1
+    callsieve demo                   # every sample, fed in 4-character chunks
+    callsieve demo cut_at_close --chunk 1
+    callsieve demo fenced --whole
     callsieve demo --list
 
-Each sample (``fsm/tools/samples/index.json``) is fed to two consumers in the same chunks, as
+Each sample (``fsm/tools/samples/index.json``) shows one bug users meet: tool-call markup
+read aloud by a voice app, a file's contents cut at a literal ``</parameter>``, an
+example in a Markdown fence executed. It is fed to two consumers in the same chunks, as
 a stream would deliver them:
 
-* a naive filter of the kind the seeds describe: seed 001's ``_DSML_MARKERS`` prefix
-  filter (``str.find`` per chunk, then a regex fallback), or seed 004's parser (a block
-  ends at the first ``</tool_call>``, a value at the first ``</parameter>``, found by a
-  regex that knows nothing about Markdown fences);
+* a naive filter of the kind serving stacks and apps ship: a marker filter that looks
+  for whole markers in each chunk (``str.find``, then a regex fallback), or a parser
+  whose block ends at the first ``</tool_call>`` and whose value ends at the first
+  ``</parameter>``, found by a regex that knows nothing about Markdown fences;
 * a :class:`callsieve.Sieve` with every built-in dialect.
 
 The output shows the text each would show the user and the calls each would run, then
@@ -29,7 +32,7 @@ from importlib import resources
 from typing import Any, Callable, TextIO
 
 import callsieve
-from callsieve.tools.parse import UsageError, error
+from callsieve.tools.parse import USAGE_ERROR, UsageError, chunk_size, error
 
 DEFAULT_CHUNK = 4
 
@@ -64,33 +67,34 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
 
 
-# Seed 001, section 4.3: the marker list and regex fallback, after the fix.
-SEED001_MARKERS = (
+# The marker list and regex fallback a voice app shipped as its fix for DSML read aloud.
+LEAK_MARKERS = (
     "<｜DSML｜>", "<｜tool▁calls▁begin｜>", "<|DSML|>", "<|tool_calls_begin|>",
     "<｜tool｜calls｜>", "</｜tool｜calls｜>", "<｜invoke｜", "</｜invoke｜>", "<｜parameter｜",
     "<‖DSML‖", "</‖DSML‖",
 )
-SEED001_PATTERN = re.compile(
+LEAK_PATTERN = re.compile(
     r"</?[｜|]{1,2}(?:DSML[｜|]{1,2}|)(?:tool_calls|tool[｜|]{1,2}calls|invoke|parameter)"
 )
 
 
-def seed001_marker_filter(chunks: list[str]) -> Outcome:
-    """Seed 001's streaming filter (section 4.2): per chunk, find the first marker; cut
-    there and stop showing anything once one is seen. It extracts no calls: it relies on
-    the upstream also sending them in ``delta.tool_calls``."""
+def per_chunk_marker_filter(chunks: list[str]) -> Outcome:
+    """The voice app's streaming filter: per chunk, find the first marker; cut there and
+    stop showing anything once one is seen. It extracts no calls: it relies on the
+    upstream also sending them in ``delta.tool_calls``. A marker split across two chunks
+    is in neither, so it is shown (and read aloud)."""
     shown: list[str] = []
     started = False
     for chunk in chunks:
         if started:
             continue
         pos = -1
-        for marker in SEED001_MARKERS:
+        for marker in LEAK_MARKERS:
             p = chunk.find(marker)
             if p >= 0 and (pos < 0 or p < pos):
                 pos = p
         if pos < 0:
-            m = SEED001_PATTERN.search(chunk)
+            m = LEAK_PATTERN.search(chunk)
             if m:
                 pos = m.start()
         if pos >= 0:
@@ -107,9 +111,9 @@ _FUNCTION = re.compile(r"<function=([^>\n]+)>")
 
 
 def first_close_parser(chunks: list[str]) -> Outcome:
-    """Seed 004's parser: a block ends at the first ``</tool_call>``, a value at the first
-    ``</parameter>`` (``str.find``), one newline stripped at each end; fences ignored.
-    (It buffers the whole stream first, which only flatters it.)"""
+    """The usual regex parser: a block ends at the first ``</tool_call>``, a value at the
+    first ``</parameter>`` (``str.find``), one newline stripped at each end; fences
+    ignored. (It buffers the whole stream first, which only flatters it.)"""
     text = "".join(chunks)
     calls: list[tuple[str, dict[str, Any]]] = []
     for m in _BLOCK.finditer(text):
@@ -139,8 +143,8 @@ def first_close_parser(chunks: list[str]) -> Outcome:
 
 
 NAIVE: dict[str, tuple[str, Callable[[list[str]], Outcome]]] = {
-    "seed001_marker_filter": ("seed 001's _DSML_MARKERS filter, per chunk", seed001_marker_filter),
-    "first_close_parser": ("a first-</parameter> parser, as in seed 004", first_close_parser),
+    "per_chunk_marker_filter": ("a filter that looks for whole markers in each chunk", per_chunk_marker_filter),
+    "first_close_parser": ("a regex parser that ends a value at the first </parameter>", first_close_parser),
 }
 
 
@@ -317,8 +321,9 @@ def show(out: TextIO, st: Style, sample: Sample, number: int, total: int, chunk:
 # ------------------------------------------------------------------ command
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("samples", nargs="*", metavar="SAMPLE", help="which samples (default: all; see --list)")
-    parser.add_argument("--chunk", type=int, default=DEFAULT_CHUNK, metavar="N",
-                        help=f"feed N characters at a time (default {DEFAULT_CHUNK}; 0: whole)")
+    parser.add_argument("--chunk", type=chunk_size, default=DEFAULT_CHUNK, metavar="N",
+                        help=f"feed N characters at a time, N >= 1 (default {DEFAULT_CHUNK})")
+    parser.add_argument("--whole", action="store_true", help="feed each sample whole, in one chunk")
     parser.add_argument("--list", action="store_true", help="list the bundled samples and exit")
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                         help="colour the verdicts (auto: only on a terminal, and not with NO_COLOR)")
@@ -337,8 +342,6 @@ def run(args: argparse.Namespace) -> int:
         reconfigure(errors="backslashreplace")
     try:
         samples = load_samples()
-        if args.chunk < 0:
-            raise UsageError("--chunk must be 0 (whole) or a positive number of characters")
         if args.list:
             for s in samples:
                 out.write(f"{s.name:12} {s.title}\n")
@@ -350,11 +353,11 @@ def run(args: argparse.Namespace) -> int:
         chosen = [by_name[n] for n in args.samples] if args.samples else samples
     except UsageError as e:
         error(str(e))
-        return 2
+        return USAGE_ERROR
     st = Style(_use_color(args.color, out))
     out.write(st.bold("callsieve demo: what a naive filter shows the user, and what callsieve extracts") + "\n\n")
     ok = True
     for n, sample in enumerate(chosen, 1):
-        ok = show(out, st, sample, n, len(chosen), args.chunk) and ok
+        ok = show(out, st, sample, n, len(chosen), 0 if args.whole else args.chunk) and ok
     out.write(st.dim("Parse your own: callsieve parse FILE  (JSON Lines events; --help for options)") + "\n")
     return 0 if ok else 1

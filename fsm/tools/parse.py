@@ -5,15 +5,17 @@
     callsieve parse reply.txt --chunk 3 --merged      # same output as without --chunk
 
 Reading stdin, events are written as the input arrives (each block read is one
-``feed()``), so the command can sit at the end of a live pipe. ``--chunk N`` feeds the
-input N characters at a time instead; with ``--merged`` adjacent text, reasoning and
-argument fragments are joined, and the output is then the same for any chunking.
+``feed()``), so the command can sit at the end of a live pipe. ``--chunk N`` (N ≥ 1)
+feeds the input N characters at a time instead; with ``--merged`` adjacent text,
+reasoning and argument fragments are joined, and the output is then the same for any
+chunking.
 
 Each line is ``{"type": ..., <the event's fields>}`` with ``type`` one of ``text``,
 ``reasoning``, ``tool_call_start``, ``tool_call_delta``, ``tool_call``, ``diagnostic``;
 every event has ``raw``, the exact input it consumed. Exit status: 0, or 2 with a
-one-line ``callsieve: error: ...`` on stderr for an unknown dialect, an unreadable or
-non-UTF-8 file, or an invalid tool schema.
+one-line ``callsieve: error: ...`` on stderr for a bad option (``--chunk 0``, an unknown
+dialect), an unreadable or non-UTF-8 file, an invalid tool schema, or a malformed block
+met with ``--on-malformed raise`` (the events before it are written first).
 """
 
 from __future__ import annotations
@@ -38,16 +40,37 @@ TYPE_NAMES: dict[type, str] = {
 }
 
 
+#: Exit status of every usage or input error.
+USAGE_ERROR = 2
+
+
 class UsageError(Exception):
     """Bad input or arguments: reported as one ``callsieve: error:`` line, exit 2."""
+
+
+def error(message: str) -> None:
+    """Report an error the way every subcommand does: one line on stderr."""
+    print(f"callsieve: error: {' '.join(message.split())}", file=sys.stderr)
+
+
+def chunk_size(value: str) -> int:
+    """``--chunk``'s type: a whole number of characters, at least 1 (argparse reports
+    anything else as a usage error)."""
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"needs a whole number of characters, not {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 character, not {n}")
+    return n
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", nargs="?", default="-", metavar="FILE", help="the transcript (default: stdin, '-')")
     add_sieve_arguments(parser)
     parser.add_argument(
-        "--chunk", type=int, metavar="N", default=0,
-        help="feed the input N characters at a time (default: as read; whole for a file)",
+        "--chunk", type=chunk_size, metavar="N", default=None,
+        help="feed the input N characters at a time, N >= 1 (default: as read; whole for a file)",
     )
     parser.add_argument(
         "--merged", action="store_true",
@@ -170,7 +193,7 @@ def _pieces(args: argparse.Namespace) -> Iterator[str]:
         source = iter([read_file(args.file)])
     n = args.chunk
     for text in source:
-        if n > 0:
+        if n is not None:
             for i in range(0, len(text), n):
                 yield text[i : i + n]
         else:
@@ -181,8 +204,6 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     ascii_only = not (out.encoding or "").lower().replace("-", "").startswith("utf")
     try:
-        if args.chunk < 0:
-            raise UsageError("--chunk must be 0 (as read) or a positive number of characters")
         sieve = make_sieve(args)
         held: list[Event] = []
         for piece in _pieces(args):
@@ -199,13 +220,9 @@ def run(args: argparse.Namespace) -> int:
         out.flush()
     except UsageError as e:
         error(str(e))
-        return 2
+        return USAGE_ERROR
     except callsieve.MalformedBlockError as e:
         out.flush()
         error(f"{e} (--on-malformed raise)")
-        return 1
+        return USAGE_ERROR
     return 0
-
-
-def error(message: str) -> None:
-    print(f"callsieve: error: {message}", file=sys.stderr)

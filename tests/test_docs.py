@@ -1,0 +1,68 @@
+"""What README and ``help()`` tell a user matches what the package does."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import callsieve
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}}}]
+CALL = "<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>"
+
+#: One input per Diagnostic code, with the options that produce it.
+PRODUCES: dict[str, tuple[str, dict[str, Any]]] = {
+    "malformed_block": ("<tool_call>\nhello\n</tool_call>", {}),
+    "unterminated_block": ("<tool_call>\n<function=f>\n", {}),
+    "block_too_large": ("<tool_call>\n<function=f>\n<parameter=n>\n" + "x" * 100, {"max_block_chars": 20}),
+    "unknown_tool": (CALL.format(name="g", params=""), {"tools": TOOLS}),
+    "dropped_call": (CALL.format(name="g", params=""), {"tools": TOOLS, "unknown_tool": "drop"}),
+    "type_mismatch": (CALL.format(name="f", params="<parameter=n>\nabc\n</parameter>\n"), {"tools": TOOLS}),
+    "stray_reasoning_close": ("hmm</think>answer", {}),
+}
+
+
+def _readme_codes() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Diagnostics") :]
+    section = section[: section.index("\n## ", 1)]
+    return [c for c in re.findall(r"^\| `([a-z_]+)` \|", section, re.M) if c != "code"]  # not the header
+
+
+def _codes(text: str, options: dict[str, Any]) -> list[str]:
+    options = dict(options)
+    s = callsieve.Sieve(tools=options.pop("tools", None), **options)
+    return [e.code for e in s.feed(text) + s.close() if isinstance(e, callsieve.Diagnostic)]
+
+
+@pytest.mark.parametrize("code", sorted(PRODUCES))
+def test_each_documented_diagnostic_code_is_one_the_engine_emits(code: str) -> None:
+    text, options = PRODUCES[code]
+    assert code in _codes(text, options)
+    assert code in _readme_codes(), f"README's Diagnostics table lacks {code}"
+    assert f"``{code}``" in (callsieve.Diagnostic.__doc__ or ""), f"help(callsieve.Diagnostic) lacks {code}"
+
+
+def test_readme_lists_no_code_the_engine_does_not_emit() -> None:
+    assert sorted(_readme_codes()) == sorted(PRODUCES)
+
+
+def test_readme_test_command_installs_the_test_extra_and_every_adapter() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    command = text.split("<!-- test-command", 1)[1].split("```sh\n", 1)[1].split("\n", 1)[0]
+    extras = re.search(r"pip install -e '\.\[([a-z,]+)\]'", command)
+    assert extras is not None, command
+    assert set(extras.group(1).split(",")) == {"test", "openai", "litellm", "langchain"}
+    assert "mypy" not in command
+
+
+def test_help_shows_the_options_and_the_events() -> None:
+    doc = callsieve.Sieve.__doc__ or ""
+    for option in ("dialects", "tools", "on_malformed", "unknown_tool", "max_block_chars", "start_in_reasoning", "id_prefix"):
+        assert f"{option}:" in doc, option
+    for event in (callsieve.Text, callsieve.Reasoning, callsieve.ToolCallStart, callsieve.ToolCallDelta, callsieve.ToolCall):
+        assert event.__doc__ and event.__name__ in doc
