@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
 from callsieve.declare import Declaration
-from callsieve.grammar.api import Alt, Opt, Block, Call, Choose, Dialect, JsonValue, Many, Marker, Param, Raw, Seq
+from callsieve.grammar.api import Alt as AltNode, Opt, Block, Call, Choose, Dialect, JsonValue, Many, Marker, Param, Raw, Seq
 from callsieve.grammar.states import EOF_TRIGGER, OTHER, OVERFLOW, StateDecl
 from callsieve.tools.diagrams_read import Guards, Marks, Names, Row, View, actions_label, read_machine, triggers_label
 
@@ -607,7 +607,7 @@ def grammar_text(node: object) -> str:
         return " ".join([*opening, *(grammar_text(x) for x in node.items), *close])
     if isinstance(node, Opt):
         return f"( {grammar_text(node.item)} )?"
-    if isinstance(node, Alt):
+    if isinstance(node, AltNode):
         return "( " + " | ".join(grammar_text(x) for x in node.items) + " )"
     if isinstance(node, Param):
         return f"{node.open.shown()} {grammar_text(node.value)}"
