@@ -23,7 +23,24 @@ from callsieve.grammar.registry import resolve
 
 
 def _alt(patterns: list[str]) -> "re.Pattern[str]":
-    return re.compile("|".join(f"(?:{p})" for p in patterns))
+    # No marker of that role: a pattern that never matches (an empty one would match
+    # everywhere, and a loop over its matches would never advance).
+    return re.compile("|".join(f"(?:{p})" for p in patterns) if patterns else "(?!)")
+
+
+_JSON = json.JSONDecoder()
+
+
+def _json_at(buf: str, at: int, end: int) -> dict[str, Any] | None:
+    """The JSON object starting at the first ``{`` in ``buf[at:end]``, if one parses."""
+    k = buf.find("{", at, end)
+    if k < 0:
+        return None
+    try:
+        v, _ = _JSON.raw_decode(buf, k)
+    except ValueError:
+        return None
+    return v if isinstance(v, dict) else None
 
 
 class NaiveStream:
@@ -36,6 +53,8 @@ class NaiveStream:
         self.grammars = []
         for d in ds:
             roles = d.markers_by_role()
+            if not roles["block_open"]:
+                continue  # a bare-block dialect (Mistral): no block to search for
 
             def of(role: str) -> "re.Pattern[str]":
                 return _alt([m.pattern for m in roles[role]])
@@ -88,12 +107,20 @@ class NaiveStream:
             text_parts.append(buf[pos : b.start()])
             bc = block_close.search(buf, b.end())
             body_end = bc.start() if bc else len(buf)
+            if call_open.pattern == "(?!)":
+                # The whole call is a JSON object (Hermes): parse it as the servers do.
+                obj = _json_at(buf, b.end(), body_end)
+                if obj is not None:
+                    a = obj.get("arguments", obj.get("parameters", {}))
+                    calls.append((str(obj.get("name", "")), a if isinstance(a, dict) else {}))
             opens = list(call_open.finditer(buf, b.end(), body_end))
             for k, c in enumerate(opens):
                 call_end = opens[k + 1].start() if k + 1 < len(opens) else body_end
                 args: dict[str, Any] = {}
                 at = c.end()
-                while True:
+                if param_open.pattern == "(?!)":  # JSON arguments after the call open
+                    args = _json_at(buf, at, call_end) or {}
+                while param_open.pattern != "(?!)":
                     p = param_open.search(buf, at, call_end)
                     if p is None:
                         break
