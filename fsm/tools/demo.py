@@ -158,7 +158,7 @@ class SieveRun:
 
 
 def run_sieve(chunks: list[str]) -> SieveRun:
-    s = callsieve.Sieve()
+    s = callsieve.Sieve(id_prefix="call_")  # fed twice (chunked, whole): same ids to compare
     per = [s.feed(c) for c in chunks] + [s.close()]
     events = [e for batch in per for e in batch]
     started: dict[int, int] = {}
