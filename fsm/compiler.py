@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from callsieve.grammar.api import MAX_TAG_CHARS
-from callsieve.grammar.states import EOF_TRIGGER, OTHER, OVERFLOW, RUN_FORMS
+from callsieve.grammar.states import EOF_TRIGGER, OTHER, OVERFLOW
 from callsieve.machine import Machine, build_machine
 from callsieve.matcher import Matcher
 from callsieve.regions import ModelBase as Context
@@ -96,7 +96,7 @@ def compile_machine(composed: Machine) -> CompiledMachine:
     frozen = {s: {t: tuple(rows) for t, rows in by.items()} for s, by in table.items()}
     bulk: dict[str, BulkRule] = {}
     for state, by_trigger in names.items():
-        rule = _bulk_rule(state, by_trigger, decl.char_triggers, decl.classes, model)
+        rule = _bulk_rule(state, by_trigger, decl.char_triggers, decl.classes, model, decl.run_forms)
         if rule is not None:
             bulk[state] = rule
     first_loops = {}
@@ -159,12 +159,13 @@ def _bulk_rule(
     char_triggers: tuple[str, ...],
     classes: dict[str, str],
     model: type,
+    run_forms: dict[str, str],
 ) -> BulkRule | None:
     other = by_trigger.get(OTHER, [])
     if len(other) != 1:
         return None
     guards, actions, dest = other[0]
-    if guards or dest != state or len(actions) != 1 or actions[0] not in RUN_FORMS:
+    if guards or dest != state or len(actions) != 1 or actions[0] not in run_forms:
         return None
     action = actions[0]
     stops: list[str] = []
@@ -181,7 +182,7 @@ def _bulk_rule(
             marker_aware = True
             continue
         stops.append(classes[trig])
-    return BulkRule("".join(stops), getattr(model, RUN_FORMS[action]), marker_aware)
+    return BulkRule("".join(stops), getattr(model, run_forms[action]), marker_aware)
 
 
 class CompiledRunner:

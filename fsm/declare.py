@@ -24,6 +24,8 @@ class Declaration:
     #: character class name → its characters (the base classes and any a start
     #: character of this machine needed); any other character is ``other``
     classes: dict[str, str] = field(default_factory=lambda: dict(CLASSES), compare=False, hash=False)
+    #: per-character action → its run form (the core's and the regions')
+    run_forms: dict[str, str] = field(default_factory=lambda: dict(RUN_FORMS), compare=False, hash=False)
 
     @property
     def char_triggers(self) -> tuple[str, ...]:
@@ -62,8 +64,8 @@ def validate(decl: Declaration, model: type) -> None:
             if not callable(getattr(model, name, None)):
                 raise GrammarError(f"{where}: the model has no callback {name!r}")
         for a in t.actions:
-            if a in RUN_FORMS and not callable(getattr(model, RUN_FORMS[a], None)):
-                raise GrammarError(f"{where}: run form {RUN_FORMS[a]!r} of {a!r} is missing")
+            if a in decl.run_forms and not callable(getattr(model, decl.run_forms[a], None)):
+                raise GrammarError(f"{where}: run form {decl.run_forms[a]!r} of {a!r} is missing")
         by_pair.setdefault((t.source, t.trigger), []).append(t)
     for (source, trig), rows in by_pair.items():
         for one, two in zip(rows, rows[1:]):

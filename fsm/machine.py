@@ -65,6 +65,7 @@ from callsieve.grammar.states import (
     OTHER,
     RANK_HIT,
     RANK_RETURN,
+    RUN_FORMS,
     START,
     Listen,
     Region,
@@ -142,6 +143,7 @@ class _Composer:
         self.char_rows: list[tuple[str, str, str, tuple[str, ...], str]] = []
         self.json_exits: list[Leaf] = []
         self.fork_rows = 0
+        self.run_forms: dict[str, str] = dict(RUN_FORMS)
         #: generated actions (``enter:LEAF``), added to the model like the guards
         self.actions: dict[str, Callable[..., None]] = {}
 
@@ -215,6 +217,7 @@ class _Composer:
         for r in regions:
             self.states += r.states
             self.rules += r.rules
+            self.run_forms.update(r.run_forms)
             engine = r.model is not None and any(issubclass(e, r.model) for e in ENGINE_MODELS)
             if r.model is not None and not engine and r.model not in self.models:
                 self.models.append(r.model)
@@ -455,7 +458,7 @@ class _Composer:
             self.guards[cg] = _char_guard(c)
             self.rules += on(state, [cls], dest, *actions, when=[g, cg], rank=20 + k)
         transitions = _expand(self.rules, triggers, start_classes)
-        decl = Declaration(tuple(self.states), tuple(transitions), "text", classes)
+        decl = Declaration(tuple(self.states), tuple(transitions), "text", classes, self.run_forms)
         ns: dict[str, Any] = dict(self.guards)
         ns.update(self.actions)
         ns["SINKS"] = sinks

@@ -41,7 +41,8 @@ OVERFLOW = "overflow"
 #: Stands for a state's start classes inside a trigger set.
 START = "<start>"
 
-#: Per-character actions that a self-loop may apply to a whole run at once.
+#: Per-character actions that a self-loop may apply to a whole run at once (the core's;
+#: a region adds its own in ``Region.run_forms``).
 RUN_FORMS: dict[str, str] = {
     "text_char": "text_run",
     "reasoning_char": "reasoning_run",
@@ -179,3 +180,5 @@ class Region:
     rules: tuple[Row, ...]
     model: type | None = None
     listens: tuple[Listen, ...] = ()
+    #: (per-character action, its run form ``action_run(s, i, j) -> j``) of this region
+    run_forms: tuple[tuple[str, str], ...] = ()

@@ -85,4 +85,4 @@ RULES = (
     *on("in_capture", [OVERFLOW], "text", "abort_oversized"),
 )
 
-REGION = Region("capture", STATES, RULES, CaptureModel)
+REGION = Region("capture", STATES, RULES, CaptureModel, run_forms=(("capture_char", "capture_run"),))

@@ -512,4 +512,4 @@ class JsonBodyExtras(JsonBodyModel):
 
 STATES = _states()
 RULES: tuple[Any, ...] = _rules()
-REGION = Region("json_body", STATES, RULES, JsonBodyExtras)
+REGION = Region("json_body", STATES, RULES, JsonBodyExtras, run_forms=(("j_str_char", "j_str_run"), ("j_ws", "j_ws_run")))
