@@ -144,7 +144,9 @@ def first_close_parser(chunks: list[str]) -> Outcome:
 
 NAIVE: dict[str, tuple[str, Callable[[list[str]], Outcome]]] = {
     "per_chunk_marker_filter": ("a filter that looks for whole markers in each chunk", per_chunk_marker_filter),
-    "first_close_parser": ("a regex parser that ends a value at the first </parameter>", first_close_parser),
+    "first_close_parser": (
+        "a regex parser: a value ends at the first </parameter>, Markdown fences are ignored", first_close_parser
+    ),
 }
 
 
