@@ -27,7 +27,11 @@ def both(doc: str, data: st.DataObject, **kw: Any) -> None:
     compiled = run(data.draw(chunks(doc)), **kw)
     reference = run(data.draw(chunks(doc)), runner="reference", **kw)
     assert merged(compiled) == merged(reference)
-    assert "".join(e.raw for e in compiled) == doc
+    raw = "".join(e.raw for e in compiled)
+    if kw.get("on_malformed") == "raise" and compiled and isinstance(compiled[-1], callsieve.Diagnostic):
+        assert doc.startswith(raw)  # the stream stopped at the block that raised
+    else:
+        assert raw == doc
 
 
 @given(st.data())
@@ -45,9 +49,27 @@ def test_runners_agree_per_dialect_with_tools_and_policies(data: st.DataObject) 
         dialects=[d.name],
         tools=data.draw(st.sampled_from([None, TOOLS])),
         unknown_tool=data.draw(st.sampled_from(["call", "text", "drop"])),
-        on_malformed=data.draw(st.sampled_from(["text", "drop"])),
+        on_malformed=data.draw(st.sampled_from(["text", "drop", "raise"])),
         start_in_reasoning=data.draw(st.booleans()),
-        max_block_chars=data.draw(st.sampled_from([1 << 20, 30])),
+        max_block_chars=data.draw(st.sampled_from([1 << 20, 30, 1, 7, 64])),
+    )
+
+
+@given(st.data())
+def test_runners_agree_on_overflowing_documents(data: st.DataObject) -> None:
+    """Blocks past max_block_chars spill (issue 12, finding 2): both runners read the
+    rest of the block the same way, wherever the limit falls, under every policy."""
+    d = data.draw(any_dialect)
+    doc, _ = data.draw(document(d))
+    noise = data.draw(soup(4))
+    at = data.draw(st.integers(0, len(doc)))
+    doc = doc[:at] + noise + doc[at:]
+    both(
+        doc,
+        data,
+        dialects=data.draw(st.sampled_from([[d.name], None])),
+        on_malformed=data.draw(st.sampled_from(["text", "drop", "raise"])),
+        max_block_chars=data.draw(st.integers(1, max(1, len(doc)))),
     )
 
 

@@ -74,6 +74,8 @@ class ModelBase:
     """
 
     SINKS: dict[str, str] = {}
+    #: The held tag (the tag region's register): it counts against the block limit.
+    tag = ""
 
     def __init__(self, config: Config) -> None:
         self.cfg = config
@@ -84,6 +86,9 @@ class ModelBase:
         self.reason_raw: list[str] = []
         self.delta_buf: list[str] = []
         self.delta_index = -1
+        #: The rest of an overflowed block under on_malformed="drop": it travels in the
+        #: raw of a Text with no text (contract point 2), never shown.
+        self.dropped: list[str] = []
         self.pos = 0
         self.next_index = 0
         self.block: Block | None = None
@@ -100,6 +105,10 @@ class ModelBase:
     # ------------------------------------------------------------------ output
     def flush(self) -> None:
         """Emit whatever visible text, reasoning or argument fragment is pending."""
+        if self.dropped:
+            s = "".join(self.dropped)
+            self.dropped = []
+            self.out.append(Text("", s))
         if self.text_buf:
             s = "".join(self.text_buf)
             self.text_buf = []
@@ -154,18 +163,32 @@ class ModelBase:
         return self.cfg.scoped[origin][self.scope]
 
     def over_limit(self) -> bool:
+        """The open block, with the tag held in it, passed ``max_block_chars`` (an
+        overflowed block no longer holds anything, so it never passes it again)."""
         b = self.block
-        return b is not None and b.raw_len > self.cfg.max_block_chars
+        return b is not None and not b.spilled and b.raw_len + len(self.tag) > self.cfg.max_block_chars
 
     def run_budget(self) -> int:
         """Characters a block may still take before ``overflow`` must fire."""
         b = self.block
-        if b is None:
+        if b is None or b.spilled:
             return 1 << 62
-        return max(1, self.cfg.max_block_chars + 1 - b.raw_len)
+        return max(1, self.cfg.max_block_chars + 1 - b.raw_len - len(self.tag))
 
     def _hold(self, s: str) -> None:
         b = self.block
         assert b is not None
+        if b.spilled:
+            self._spill(s)
+            return
         b.raw.append(s)
         b.raw_len += len(s)
+
+    def _spill(self, s: str) -> None:
+        """Input of an overflowed block: released as it comes (finding 2 of issue 12).
+        The states go on reading the block's structure, so its end is found where the
+        grammar puts it and nothing inside the block ever becomes a call."""
+        if self.cfg.on_malformed == "drop":
+            self.dropped.append(s)
+        else:
+            self._text(s)

@@ -74,6 +74,9 @@ class Block:
     malformed_reason: str = ""
     #: a bare block whose close arrived: it is a whole block after all
     closed: bool = False
+    #: passed max_block_chars: released, its rest streamed out (``ModelBase._spill``)
+    #: while the states keep reading its structure to find where it ends
+    spilled: bool = False
 
     @property
     def dialect_name(self) -> str:
@@ -156,6 +159,8 @@ class BlockModel(TagModel):
         if call.started or not call.name:
             return
         call.started = True
+        if self.block is not None and self.block.spilled:
+            return  # an overflowed block streams nothing and keeps no calls
         if call.known or self.cfg.unknown_tool == "call":
             call.index = self.next_index
             self.next_index += 1
@@ -259,14 +264,19 @@ class BlockModel(TagModel):
             self._text(tag)  # the stream ended on it
 
     def _end(self, b: Block) -> None:
-        if b.malformed_reason or not b.calls:
+        if b.spilled:
+            return  # released when it overflowed, and streamed out since
+        if b.raw_len > self.cfg.max_block_chars:
+            # Closed by the character that took it past the limit: too large all the same.
+            self._release(b, "block_too_large", f"block passed max_block_chars={self.cfg.max_block_chars}")
+        elif b.malformed_reason or not b.calls:
             self._release(b, "malformed_block", b.malformed_reason or "block holds no call")
         else:
             self._emit_calls(b)
 
     def _delta(self, call: Call, s: str) -> None:
-        if not s:
-            return
+        if not s or (self.block is not None and self.block.spilled):
+            return  # an overflowed block streams nothing
         if not call.started:
             call.pending.append(s)  # sent right after its ToolCallStart
             return
@@ -319,6 +329,8 @@ class BlockModel(TagModel):
 
     def _release(self, b: Block, code: str, why: str) -> None:
         """A block that is not a call after all: back to the user, as the policy says."""
+        if b.spilled:
+            return  # already released, when it overflowed
         raw = b.raw.join()
         b.raw = Pieces()
         abandoned = [c.index for c in b.calls if c.index is not None]
@@ -365,9 +377,21 @@ class BlockModel(TagModel):
         self._release(b, "unterminated_block", f"the stream ended inside a {b.dialect_name} block")
 
     def abort_oversized(self, ch: str = "") -> None:
+        """The block passed max_block_chars: what it held is released now, and the
+        block stays open, *spilled*: the state does not change, so the rest of the
+        block is still read as its grammar says (a value, CDATA, a JSON string, the
+        positions between markers), but what is read is released as it comes instead
+        of held, and no call is made, until the block's structure ends (its close, a
+        malformed position, or eof). Memory stays bounded; nothing inside the block,
+        however it looks, becomes a call."""
         b = self._block()
-        self.block = None
         self._release(b, "block_too_large", f"block passed max_block_chars={self.cfg.max_block_chars}")
+        b.spilled = True
+        b.calls = []
+        b.held = []
+        if b.param is not None:
+            b.param.decoded = Pieces()
+            b.param.raw_value = Pieces()
 
 
 def _segments(calls: list[Call], kept: list[bool], total: int) -> list[tuple[Call, int, int]]:
@@ -409,7 +433,7 @@ def position_rules(pos: "Position", routed: tuple[str, ...] = (), rest_routed: b
     rules = [
         *on(s, ["ws", "nl"], s, "hold_char", rank=10),
         *on(s, START, "maybe_tag", "tag_begin", rank=20),
-        *on(s, [OVERFLOW], "text", "abort_oversized"),
+        *on(s, [OVERFLOW], s, "abort_oversized"),  # the block spills, the state stays
     ]
     if pos.can_end:
         if not rest_routed:

@@ -82,7 +82,7 @@ RULES = (
     *on("in_capture", START, "maybe_tag", "tag_begin", rank=10),
     *on("in_capture", but(START), "in_capture", "capture_char", rank=90),
     *on("in_capture", [EOF_TRIGGER], "text", "abort_block_eof"),
-    *on("in_capture", [OVERFLOW], "text", "abort_oversized"),
+    *on("in_capture", [OVERFLOW], "in_capture", "abort_oversized"),  # the block spills, the state stays
 )
 
 REGION = Region("capture", STATES, RULES, CaptureModel, run_forms=(("capture_char", "capture_run"),))

@@ -64,7 +64,7 @@ RULES = (
     *on("cdata_rbrb", but("rbrack", "gt"), "in_cdata", "cdata_release", "reprocess"),
     *[r for s in ("in_cdata", "cdata_rb", "cdata_rbrb") for r in (
         *on(s, [EOF_TRIGGER], "text", "abort_block_eof"),
-        *on(s, [OVERFLOW], "text", "abort_oversized"),
+        *on(s, [OVERFLOW], s, "abort_oversized"),  # the block spills, the state stays
     )],
 )
 

@@ -91,8 +91,9 @@ class JsonBodyModel(CaptureModel):
 
     def _out(self, s: str) -> None:
         call = self._call()
-        if call is None:
-            return
+        b = self.block
+        if call is None or (b is not None and b.spilled):
+            return  # an overflowed block keeps nothing: its rest is streamed out as text
         call.args_text.append(s)
         self._delta(call, s)
 
@@ -345,7 +346,9 @@ class JsonBodyModel(CaptureModel):
         f = self.jframes[-1]
         if key in f.keys and f.role != SKIP:
             self.jbad = f"duplicate key {key!r}"
-        f.keys.add(key)
+        b = self.block
+        if b is None or not b.spilled:  # an overflowed block keeps nothing
+            f.keys.add(key)
         if f.role in (EMIT, ARGS):
             self._out((", " if f.count else "") + json.dumps(key, ensure_ascii=False) + ": ")
             f.count += 1
@@ -494,7 +497,7 @@ def _rules() -> tuple[object, ...]:
             done = {t for x in r if isinstance(x, Rule) and x.source == st.name and not x.guards for t in x.triggers.named}
             r.extend(on(st.name, but(*sorted(done)), "text", "j_abort", "reprocess", rank=99))
         r.extend(on(st.name, [EOF_TRIGGER], "text", "abort_block_eof"))
-        r.extend(on(st.name, [OVERFLOW], "text", "abort_oversized"))
+        r.extend(on(st.name, [OVERFLOW], st.name, "abort_oversized"))  # the block spills, the state stays
     return tuple(r)
 
 

@@ -48,7 +48,7 @@ RULES = (
     *on("json_escape", ALL, "json_string", "value_char"),
     *[r for s in ("json_value", "json_string", "json_escape") for r in (
         *on(s, [EOF_TRIGGER], "text", "abort_block_eof"),
-        *on(s, [OVERFLOW], "text", "abort_oversized"),
+        *on(s, [OVERFLOW], s, "abort_oversized"),  # the block spills, the state stays
     )],
     # Reopened after a close that what followed did not confirm.
     *on("after_close", but("ws", "nl", START), "json_value", "reopen_value", "reprocess", when=["reopen_json"], rank=10),

@@ -68,6 +68,12 @@ class ValueModel(BlockModel):
             b.call = call
         name = hit.fields["name"]
         schema = None
+        if b.spilled:
+            # Overflowed: the spec is kept (the value's close is still listened for),
+            # nothing is decoded or streamed.
+            b.param = Param(name, spec, False, ValueDecoder(Raw(spec.body.close).style), None)
+            self._hold(tag)
+            return
         if self.cfg.tools is not None and call.name in self.cfg.tools:
             schema = self.cfg.tools[call.name].get(name)
         body = spec.body
@@ -92,6 +98,8 @@ class ValueModel(BlockModel):
     def _value(self, s: str, cdata: bool = False) -> None:
         b = self.block
         assert b is not None and b.param is not None
+        if b.spilled:
+            return
         p = b.param
         if p.json:
             p.raw_value.append(s)
@@ -117,6 +125,9 @@ class ValueModel(BlockModel):
         if b.raw_len + (j - i) > self.cfg.max_block_chars:
             j = min(j, i + self.run_budget())
         seg = s[i:j]
+        if b.spilled:
+            self._spill(seg)
+            return j
         b.raw.append(seg)
         b.raw_len += j - i
         self._value(seg)
@@ -127,19 +138,21 @@ class ValueModel(BlockModel):
         b = self._block()
         tag = self._take_tag(ch)
         self._hold(tag)
-        b.held = [tag]
+        b.held = [] if b.spilled else [tag]
 
     def hold_ws(self, ch: str) -> None:
         b = self._block()
         self._hold(ch)
-        b.held.append(ch)
+        if not b.spilled:
+            b.held.append(ch)
 
     def hold_ws_run(self, s: str, i: int, j: int) -> int:
         b = self._block()
         j = min(j, i + self.run_budget())
         seg = s[i:j]
         self._hold(seg)
-        b.held.append(seg)
+        if not b.spilled:
+            b.held.append(seg)
         return j
 
     def reopen_value(self, ch: str) -> None:
@@ -159,7 +172,7 @@ class ValueModel(BlockModel):
         p, call = b.param, b.call
         b.param = None
         b.held = []
-        if p is None or call is None:
+        if p is None or call is None or b.spilled:
             return
         if p.json:
             raw = p.raw_value.join()
@@ -206,7 +219,7 @@ RULES = (
     *on("maybe_tag", ALL, "in_param", "reopen_value", "reprocess", when=["from:after_close"], rank=6001),
     *[r for s in ("in_param", "after_close") for r in (
         *on(s, [EOF_TRIGGER], "text", "abort_block_eof"),
-        *on(s, [OVERFLOW], "text", "abort_oversized"),
+        *on(s, [OVERFLOW], s, "abort_oversized"),  # the block spills, the state stays
     )],
 )
 
