@@ -386,6 +386,10 @@ def block_carrying_a_block(draw: st.DrawFn) -> tuple[Any, str, str]:
     value = filler + payload
     if d.has_cdata() and draw(st.booleans()) and "]]>" not in value:
         raw = "<![CDATA[" + value + "]]>"
+    elif not list(d.values()):
+        # A dialect whose arguments are JSON (hermes, kimi_k2, ...): the value stands in
+        # a JSON string, escaped as JSON spells it; its markup is still the attacker's.
+        raw = json.dumps(value, ensure_ascii=False)[1:-1]
     else:
         raw = value
     # Rendered around a placeholder, then the raw value put in verbatim: renderers

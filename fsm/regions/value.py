@@ -72,6 +72,7 @@ class ValueModel(BlockModel):
             # Overflowed: the spec is kept (the value's close is still listened for),
             # nothing is decoded or streamed.
             b.param = Param(name, spec, False, ValueDecoder(Raw(spec.body.close).style), None)
+            self.scope = spec.name
             self._hold(tag)
             return
         if self.cfg.tools is not None and call.name in self.cfg.tools:
