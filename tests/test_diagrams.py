@@ -156,24 +156,47 @@ def test_every_state_is_a_node_and_every_declared_transition_is_drawn(view: diag
     assert rows - transitions == set(), "drawn but not declared"
 
 
-def _graphmachine_rows(source: str) -> set[tuple[str, str, str, tuple[str, ...]]]:
-    """(source, trigger, dest, guards) of every transition in GraphMachine's own DOT."""
+def _graphmachine_rows(source: str, triggers: tuple[str, ...]) -> set[tuple[str, str, str, tuple[str, ...]]]:
+    """(source, trigger, dest, guards) of every transition in GraphMachine's own DOT.
+
+    GraphMachine labels an edge ``" | ".join(items)``, an item being ``TRIGGER`` or
+    ``TRIGGER [cond1 & cond2]``. A guard name may itself hold ``[`` and ``]`` (Mistral's
+    ``hit:text:[TOOL_CALLS]``, ``hit:in_param@xml.value.raw:<![CDATA[``), so the
+    conditions end at the ``]`` that the next item (one of the machine's triggers) or the
+    end of the label follows, not at the first or last bracket.
+    """
     name = r'("(?:[^"\\]|\\.)*"|[\w.]+)'
     edge = re.compile(rf"^\s*{name} -> {name} \[label=(\"(?:[^\"\\]|\\.)*\"|[\w.]+)\]$", re.M)
+    trig = "|".join(re.escape(t) for t in sorted(triggers, key=len, reverse=True))
+    item = re.compile(rf"({trig})(?: \[(.*?)\])?(?= \| (?:{trig})(?: \[| \||$)|$)")
     out = set()
     for m in edge.finditer(source):
         src, dest, label = (x[1:-1].replace('\\"', '"') if x.startswith('"') else x for x in m.groups())
-        for item in label.split(" | "):
-            trig, _, cond = item.partition(" [")
-            guards = tuple(cond.rstrip("]").split(" & ")) if cond else ()
-            out.add((src, trig, dest, guards))
+        pos = 0
+        while pos < len(label):
+            got = item.match(label, pos)
+            assert got, f"unreadable GraphMachine label at {label[pos:pos + 60]!r}"
+            cond = got.group(2)
+            out.add((src, got.group(1), dest, tuple(cond.split(" & ")) if cond is not None else ()))
+            pos = got.end() + len(" | ")
     return out
+
+
+def test_graphmachine_labels_are_read_whole_when_guard_names_hold_brackets() -> None:
+    label = "other [hit:text:[TOOL_CALLS]] | lt [hit:in_param@x:<![CDATA[ & j_bad] | eof"
+    dot = f'\t"maybe_tag" -> "in_capture" [label="{label}"]\n'
+    assert _graphmachine_rows(dot, ("lt", "other", "eof")) == {
+        ("maybe_tag", "other", "in_capture", ("hit:text:[TOOL_CALLS]",)),
+        ("maybe_tag", "lt", "in_capture", ("hit:in_param@x:<![CDATA[", "j_bad")),
+        ("maybe_tag", "eof", "in_capture", ()),
+    }
 
 
 @pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.name)
 def test_every_edge_transitions_graphmachine_draws_is_drawn(view: diagrams.View) -> None:
     _states, _rows, machine = read_machine(view.machine.decl)
-    theirs = _graphmachine_rows(machine.get_graph().source)
+    decl = view.machine.decl
+    theirs = _graphmachine_rows(machine.get_graph().source, decl.char_triggers + (EOF_TRIGGER, OVERFLOW))
     assert len({(s, d) for s, _t, d, _g in theirs}) > 20
     _nodes, rows = drawn(committed(view))
     assert theirs == {(src, t, dest, g) for src, t, dest, g, _a in rows}
