@@ -45,6 +45,10 @@ class BulkRule:
     stop_chars: str
     run: Callable[[Context, str, int, int], int]
     marker_aware: bool
+    #: When set, the run is made of these characters only (the loop is on a few
+    #: classes, everything else leaves: ``after_close`` on whitespace) and the scan
+    #: stops at the first character outside them; ``stop_chars`` is then unused.
+    loop_chars: str = ""
 
 
 Scanner = Callable[[str, int], int]
@@ -163,10 +167,10 @@ def _bulk_rule(
 ) -> BulkRule | None:
     other = by_trigger.get(OTHER, [])
     if len(other) != 1:
-        return None
+        return _class_loop(state, by_trigger, char_triggers, classes, model, run_forms)
     guards, actions, dest = other[0]
     if guards or dest != state or len(actions) != 1 or actions[0] not in run_forms:
-        return None
+        return _class_loop(state, by_trigger, char_triggers, classes, model, run_forms)
     action = actions[0]
     stops: list[str] = []
     marker_aware = False
@@ -183,6 +187,28 @@ def _bulk_rule(
             continue
         stops.append(classes[trig])
     return BulkRule("".join(stops), getattr(model, run_forms[action]), marker_aware)
+
+
+def _class_loop(
+    state: str,
+    by_trigger: dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]],
+    char_triggers: tuple[str, ...],
+    classes: dict[str, str],
+    model: type,
+    run_forms: dict[str, str],
+) -> BulkRule | None:
+    """A state that loops on a few classes only, with one action that has a run form
+    (``after_close``: ``hold_ws`` on whitespace; a position: ``hold_char``): runs of
+    those characters are taken whole (issue 12, finding 9: they were stepped one by one)."""
+    loops = {t: rows[0][1][0] for t, rows in by_trigger.items()
+             if t in char_triggers and t != OTHER and len(rows) == 1 and not rows[0][0]
+             and rows[0][2] == state and len(rows[0][1]) == 1 and rows[0][1][0] in run_forms}
+    actions = set(loops.values())
+    if len(actions) != 1:
+        return None
+    action = actions.pop()
+    chars = "".join(classes[t] for t in loops)
+    return BulkRule("", getattr(model, run_forms[action]), False, chars)
 
 
 class CompiledRunner:
@@ -330,6 +356,13 @@ def _run_nothing(ctx: Context, s: str, i: int, j: int) -> int:
 
 
 def _make_scanner(rule: BulkRule, matcher: Matcher | None) -> Scanner:
+    if rule.loop_chars:
+        search_out = re.compile("[^" + re.escape(rule.loop_chars) + "]").search
+
+        def scan_loop(s: str, i: int) -> int:
+            m = search_out(s, i)
+            return m.start() if m else len(s)
+        return scan_loop
     if matcher is not None:
         pattern = matcher.scan_pattern(rule.stop_chars)
     else:

@@ -234,3 +234,32 @@ def test_deltas_concatenate_to_the_final_arguments() -> None:
     assert len(deltas) > 5
     assert "".join(deltas) == call.arguments_json
     assert not any(re.search(r"</param", d) for d in deltas)
+
+
+@given(st.data())
+def test_feed_never_raises_on_grammar_soup_with_every_option_random(data: st.DataObject) -> None:
+    """Point 7 with every option drawn (issue 12, item 7): dialects, tools, both
+    policies (``"raise"`` included: only MalformedBlockError, carrying its events),
+    limits down to one character, reasoning on or off, the runner."""
+    names = data.draw(st.one_of(st.none(), st.lists(st.sampled_from(list(callsieve.DIALECTS)), min_size=1, unique=True)))
+    reasoning = data.draw(st.booleans())
+    kw = dict(
+        dialects=names,
+        tools=data.draw(st.sampled_from([None, SOME_TOOLS])),
+        on_malformed=data.draw(POLICIES),
+        unknown_tool=data.draw(UNKNOWN),
+        max_block_chars=data.draw(st.one_of(st.integers(1, 200), st.just(1 << 22))),
+        reasoning=reasoning,
+        start_in_reasoning=reasoning and data.draw(st.booleans()),
+        runner=data.draw(st.sampled_from(["compiled", "compiled", "reference"])),
+    )
+    doc = data.draw(soup(80))
+    events = run(data.draw(chunks(doc)), **kw)
+    raw = "".join(e.raw for e in events)
+    if events and _released(events[-1], "; raised"):
+        assert doc.startswith(raw)
+    else:
+        assert raw == doc
+    for e in events:
+        if isinstance(e, callsieve.Text):
+            assert e.text == e.raw or (e.text == "" and kw["on_malformed"] == "drop")

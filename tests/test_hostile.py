@@ -333,8 +333,11 @@ def test_an_overflowed_block_holds_nothing_while_it_streams_out() -> None:
 
 @given(st.data())
 def test_the_held_block_never_passes_the_limit(data: st.DataObject) -> None:
-    """Finding 10: after every feed(), the open block with its held tag is within
-    max_block_chars (or has overflowed and holds nothing)."""
+    """Finding 10: after every feed(), the open block is within max_block_chars (or
+    has overflowed and holds nothing), the tag being decided is within MAX_TAG_CHARS,
+    and no call is ever emitted from a block past the limit."""
+    from callsieve.grammar.api import MAX_TAG_CHARS
+
     d = data.draw(any_dialect)
     doc, _ = data.draw(document(d))
     limit = data.draw(st.integers(1, max(1, len(doc))))
@@ -343,7 +346,8 @@ def test_the_held_block_never_passes_the_limit(data: st.DataObject) -> None:
     for piece in data.draw(chunks(doc)):
         s.feed(piece)
         b = ctx.block
-        assert b is None or b.spilled or b.raw_len + len(ctx.tag) <= limit
+        assert b is None or b.spilled or b.raw_len <= limit
+        assert len(ctx.tag) <= MAX_TAG_CHARS
     for e in s.close():
         if isinstance(e, callsieve.ToolCall):
             assert len(e.raw) <= limit

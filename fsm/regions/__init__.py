@@ -35,8 +35,10 @@ if TYPE_CHECKING:
     from callsieve.matcher import Matcher
     from callsieve.regions.block import Block
 
-#: 1 + the most indentation a fence may have (CommonMark: three spaces).
-LINE_TAIL = 4
+#: Visible characters kept to read the current line's head and the lines before it
+#: (``prose``): where a fence may open or close depends on its container, the list
+#: item it is in, which an earlier line opened. Lines further back are not consulted.
+LINE_TAIL = 1024
 #: JSON string escaping (the C encoder behind json.dumps(..., ensure_ascii=False)).
 quote: Any = json.encoder.encode_basestring
 
@@ -65,7 +67,8 @@ class ModelBase:
     1. ``pushback``: characters held earlier that must be read again now (a rejected
        tag's tail, a shared opener's lookahead); read them first, at their own offsets;
     2. ``redo``: the current character was not consumed: feed it again in the new state;
-    3. ``overflow``: if the open block passed ``max_block_chars``, fire that trigger.
+    3. ``overflow``: if the open block passed ``max_block_chars``, fire that trigger
+       (checked first of the three: the step that passed the limit decides it).
 
     Registers (the only state besides the machine's own that guards read):
     ``origin`` (the state a held tag returns to), ``scope`` (the body shared states
@@ -74,8 +77,6 @@ class ModelBase:
     """
 
     SINKS: dict[str, str] = {}
-    #: The held tag (the tag region's register): it counts against the block limit.
-    tag = ""
 
     def __init__(self, config: Config) -> None:
         self.cfg = config
@@ -96,8 +97,11 @@ class ModelBase:
         #: The body that shared states (in_param, after_close, json_value, in_capture)
         #: read for now: its name picks their matcher (``Config.scoped``).
         self.scope = ""
-        #: The last few characters of visible text: is the next one at a line start?
-        self.line_tail = "\n"
+        #: Recent visible text, flushed pieces (``recent_text``): where lines start.
+        #: Kept between LINE_TAIL and 2 * LINE_TAIL characters, so a feed costs one
+        #: append and a query one join.
+        self.recent: list[str] = ["\n"]
+        self.recent_len = 1
         # runner control
         self.redo = False
         self.pushback = ""
@@ -113,6 +117,7 @@ class ModelBase:
             s = "".join(self.text_buf)
             self.text_buf = []
             self.out.append(Text(s, s))
+            self._saw(s)
         if self.reason_raw:
             self.out.append(Reasoning("".join(self.reason_text), "".join(self.reason_raw)))
             self.reason_text = []
@@ -127,14 +132,29 @@ class ModelBase:
         self.flush()
         self.out.append(event)
 
+    def _saw(self, s: str) -> None:
+        """``s`` stands on the lines of the document: visible text as it is flushed, and
+        input that became no text (a block of calls), since the prose region reads line
+        heads from the text before them (``recent_text``)."""
+        self.recent.append(s)
+        self.recent_len += len(s)
+        if self.recent_len > 2 * LINE_TAIL:
+            t = "".join(self.recent)[-LINE_TAIL:]
+            self.recent = [t]
+            self.recent_len = len(t)
+
+    def recent_text(self) -> str:
+        """The last LINE_TAIL or more characters of the document's visible lines, up to
+        now. Pending text is flushed first (a Text event sooner: merged, the events do
+        not change), so asking costs O(LINE_TAIL), and only when a guard asks."""
+        if self.text_buf:
+            self.flush()
+        if len(self.recent) > 1:
+            self.recent = ["".join(self.recent)]
+        return self.recent[0]
+
     def _text(self, s: str) -> None:
         self.text_buf.append(s)
-        # LINE_TAIL characters are enough to tell a line start: a newline and up to
-        # three spaces of indentation (prose.LINE_START).
-        if len(s) >= LINE_TAIL:
-            self.line_tail = s[-LINE_TAIL:]
-        else:
-            self.line_tail = (self.line_tail + s)[-LINE_TAIL:]
 
     def reprocess(self, ch: str = "") -> None:
         self.redo = True
@@ -145,14 +165,17 @@ class ModelBase:
         be read again, fire ``overflow`` if the block passed its limit. Returns the
         index of the next character to read. Both runners call this, and only this."""
         redo, self.redo = self.redo, False
+        # Overflow first: the step that took the block past its limit decides it, before
+        # any pushback is read again (else the runners would disagree on whether the
+        # pushback's first character is read into the block or spilled).
+        if self.block is not None and self.over_limit():
+            self.pos = base + i + 1
+            fire(OVERFLOW, "")
         if self.pushback:
             pb, self.pushback = self.pushback, ""
             rerun(pb, base + i - len(pb))
         if not redo:
             i += 1
-        if self.block is not None and self.over_limit():
-            self.pos = base + i
-            fire(OVERFLOW, "")
         return i
 
     def matcher(self, origin: str | None = None) -> "Matcher":
@@ -163,17 +186,23 @@ class ModelBase:
         return self.cfg.scoped[origin][self.scope]
 
     def over_limit(self) -> bool:
-        """The open block, with the tag held in it, passed ``max_block_chars`` (an
-        overflowed block no longer holds anything, so it never passes it again)."""
+        """The open block passed ``max_block_chars`` (an overflowed block no longer
+        holds anything, so it never passes it again). A tag being decided counts once
+        it is taken into the block: the compiled runner never holds a ``<`` that cannot
+        begin a marker, so counting held tags would make the runners disagree; a held
+        tag is at most ``MAX_TAG_CHARS``, and a block past the limit is never emitted
+        (``BlockModel._end``)."""
         b = self.block
-        return b is not None and not b.spilled and b.raw_len + len(self.tag) > self.cfg.max_block_chars
+        return b is not None and not b.spilled and b.raw_len > self.cfg.max_block_chars
 
     def run_budget(self) -> int:
-        """Characters a block may still take before ``overflow`` must fire."""
+        """Characters a run may take before the block is full: the character that
+        passes the limit is not taken by a run but stepped through the table, as the
+        reference runner reads it (a value character, or the start of a held tag)."""
         b = self.block
         if b is None or b.spilled:
             return 1 << 62
-        return max(1, self.cfg.max_block_chars + 1 - b.raw_len - len(self.tag))
+        return max(0, self.cfg.max_block_chars - b.raw_len)
 
     def _hold(self, s: str) -> None:
         b = self.block

@@ -290,6 +290,8 @@ class BlockModel(TagModel):
     def _emit_calls(self, b: Block) -> None:
         raw = b.raw.join()
         b.raw = Pieces()
+        self.flush()
+        self._saw(raw)
         tail = ""
         if b.spec.bare and not b.closed:
             # Spaces after the last markup of a bare block are prose again (the

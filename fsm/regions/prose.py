@@ -1,9 +1,27 @@
-"""Prose: visible text, backtick/tilde runs, inline code and fences.
+"""Prose: visible text, backtick/tilde runs, inline code and fences, as CommonMark has them.
 
 A backtick or tilde run may open inline code (``in_code_span``) or, at a line start, a
-fence (``in_fence``); inside them everything is text, so markup in a fenced example is
-never a call. ``text`` sends its start characters (``START``: those that may begin a
-marker it listens for) to ``maybe_tag``.
+fence (``fence_info``, then ``in_fence``); inside them everything is text, so markup in
+a fenced example is never a call. ``text`` sends its start characters (``START``: those
+that may begin a marker it listens for) to ``maybe_tag``.
+
+CommonMark, as far as a stream allows (issue 12, findings 4 and 5; README, "CommonMark
+contexts", says where callsieve differs):
+
+* A fence opens with three or more backticks or tildes at a line start: indented at
+  most three columns, or after list-item markers (``- ``, ``1. ``), where the fence
+  starts the item's content. A backtick fence's info string holds no backtick (else
+  the run opens inline code); the info string is text.
+* In a list item it also ends where the item does: at a line starting left of the
+  item's content column (``fence_line``).
+* It closes only with a run of its own character, at least as long, indented within
+  three columns of its container (the list item it opened in, if any), followed by
+  nothing but spaces or tabs: ```` ```python ```` or ```` ```<tool_call> ```` inside a
+  fence are content.
+* Inline code runs from a backtick run to the next run of the same length, across line
+  ends within the paragraph: a blank line, or a fence opening at a line start, ends the
+  paragraph (and an unclosed span with it). A stream cannot wait for a paragraph's end
+  forever: a span left open ends after ``SPAN_MAX_LINES`` line ends.
 """
 
 from __future__ import annotations
@@ -13,22 +31,185 @@ import re
 from callsieve.grammar.states import ALL, EOF_TRIGGER, START, Region, StateDecl, but, on
 from callsieve.regions import LINE_TAIL, ModelBase
 
-#: A line start: a newline and at most three spaces (LINE_TAIL - 1) of indentation.
-LINE_START = re.compile(r"(?:^|\n)[ \t]{0,3}\Z")
-assert LINE_TAIL == 4
+#: The head of the current line, before a run: indentation and list-item markers
+#: (``markers``: the run begins the content of a list item opened on this line).
+LINE_HEAD = re.compile(r"\n(?P<markers>(?:[ \t]*(?:[-+*]|[0-9]{1,9}[.)])[ \t]+)*)(?P<indent>[ \t]*)\Z")
+#: A line with nothing but spaces or tabs so far (a closing fence's head).
+BLANK_HEAD = re.compile(r"\n([ \t]*)\Z")
+#: A line that starts a block which interrupts a paragraph (an ATX heading, a block
+#: quote, a list item that may interrupt one), up to where it is read.
+#: (Inside a list an item, even an empty one, ends the paragraph of the item before.)
+#: (An ordered item numbered past 1 cannot interrupt a paragraph.)
+INTERRUPTS = r"[ \t]*(?:#{1,6}(?:[ \t]|\Z)|>|(?:[-+*]|0{0,8}1[.)])(?:[ \t]|\Z))"
+#: (Before a run on the line, a marker must be followed by a space: ``*`` + run is not an item.)
+INTERRUPT_HEAD = re.compile(r"\n" + INTERRUPTS.replace(r"(?:[ \t]|\Z)", r"[ \t]") + r"[^\n]*\Z")
+#: The line a newline ends closes the paragraph (blank, a setext underline or a
+#: thematic break) or was not part of it (a line in ``INTERRUPTS``).
+PARAGRAPH_END = re.compile(
+    r"\n(?:[ \t]*| {0,3}(?:=+|-+)[ \t]*| {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,}))\Z"
+)
+INTERRUPT_LINE = re.compile(r"\n" + INTERRUPTS + r"[^\n]*\Z")
+#: An ATX heading is one line: a span in it ends with it.
+HEADING_LINE = re.compile(r"\n(?:[ \t]*(?:[-+*]|[0-9]{1,9}[.)]|>)[ \t]+)*[ \t]*#{1,6}(?:[ \t][^\n]*)?\Z")
+#: Line ends an open code span may cross before it is given up (it then ends, and what
+#: follows is prose again): CommonMark waits for the paragraph's end, a stream cannot.
+SPAN_MAX_LINES = 8
+#: A setext heading's underline made of "-" (it reads like an empty list item).
+SETEXT = re.compile(r" {0,3}-+[ \t]*\Z")
+#: A list item's first line: indentation, marker, the spaces before its content.
+LIST_ITEM = re.compile(r"([ \t]*)([-+*]|[0-9]{1,9}[.)])([ \t]+|\Z)")
+assert LINE_TAIL >= 64
+
+
+def _container(before: str, width: int) -> int:
+    """The content column of the innermost list item a line indented ``width`` columns
+    belongs to, read from the lines ``before`` it (the recent visible text, oldest
+    first), or 0. An item is open while no later line after a blank one starts left of
+    its content (a line right after paragraph text is a lazy continuation: it does not
+    close the item); a line in a deeper item belongs to it only if indented that far."""
+    lines = before.split("\n")[1:]
+    least = width  # lines since then that started left of a column close items there
+    for k in range(len(lines) - 1, -1, -1):
+        line = lines[k]
+        if not line.strip():
+            continue
+        m = LIST_ITEM.match(line)
+        lead = _columns(line[: len(line) - len(line.lstrip(" \t"))])
+        if m is not None and SETEXT.match(line) and k > 0 and lines[k - 1].strip() and not _empty_item(lines[k - 1]):
+            m = None  # "-" under paragraph text: a setext heading's underline, no item
+        elif m is not None and k > 0 and _paragraph_line(lines[k - 1]) and LIST_ITEM.match(lines[k - 1]) is None \
+                and (_empty_item(line) or _late_number(m)):
+            m = None  # an empty item, or one numbered past 1, cannot interrupt a paragraph
+        if m is not None:
+            spaces = _columns(m.group(1) + m.group(2) + m.group(3)) - _columns(m.group(1) + m.group(2))
+            content = _columns(m.group(1) + m.group(2)) + (spaces if 1 <= spaces <= 4 else 1)
+            if content <= least:
+                return content
+            least = min(least, lead)
+        elif k == 0 or not _paragraph_line(lines[k - 1]) or _starts_block("\n" + line):
+            least = min(least, lead)
+        if least == 0:
+            return 0
+    return 0
+
+
+def _empty_item(line: str) -> bool:
+    """A list item with nothing on its first line: no paragraph a line could continue."""
+    m = LIST_ITEM.match(line)
+    return m is not None and not line[m.end():].strip()
+
+
+#: A line holding a fence's run (an opener or a closer: no paragraph text).
+FENCE_LINE = re.compile(r"[ \t]*(?:(?:[-+*]|[0-9]{1,9}[.)])[ \t]+)*(?:```+[^`]*\Z|~~~)")
+
+
+def _paragraph_line(line: str) -> bool:
+    """A line a next line may continue lazily (paragraph text, as far as one line tells:
+    past its list markers, something that starts no other block)."""
+    rest = ITEM_MARKERS.sub("", line, count=1)
+    return bool(rest.strip()) and FENCE_LINE.match(rest) is None and not _starts_block("\n" + rest.lstrip(" \t"))
+
+
+#: The list-item markers at a line's start.
+ITEM_MARKERS = re.compile(r"\A(?:[ \t]*(?:[-+*]|[0-9]{1,9}[.)])(?:[ \t]+|\Z))+")
+
+
+def _starts_block(line: str) -> bool:
+    """A heading, quote, thematic break or fence line: never a lazy continuation."""
+    return bool(HEADING_LINE.match(line) or INTERRUPT_LINE.match(line) or PARAGRAPH_END.match(line)
+                or FENCE_LINE.match(line[1:]))
+
+
+def _late_number(m: "re.Match[str]") -> bool:
+    return m.group(2)[0].isdigit() and int(m.group(2)[:-1]) != 1
+
+
+def _indented_code(tail: str) -> bool:
+    """The current line (after the last newline of ``tail``) is a line of an indented
+    code block: four columns past its container, in a run of such lines that follows a
+    blank line (an indented line right after paragraph text continues the paragraph)."""
+    lines = tail.split("\n")[1:]
+    if not lines:
+        return False
+    current = lines[-1]
+    lead = _columns(current[: len(current) - len(current.lstrip(" \t"))])
+    if lead < 4:
+        return False
+    before = tail[: tail.rfind("\n")]
+    if lead < _container(before, lead) + 4:
+        return False
+    after_blank = len(lines) == 1  # the line right before; the stream's start counts as blank
+    for line in reversed(lines[:-1]):
+        if not line.strip():
+            after_blank = True
+            continue
+        if _columns(line[: len(line) - len(line.lstrip(" \t"))]) < 4:
+            # (after a heading or a fence line too: no paragraph to continue)
+            return after_blank or not _paragraph_line(line)
+        after_blank = False
+    return after_blank
+
+
+def _escaped(before: str) -> bool:
+    """The character after ``before`` (read at its end) is backslash-escaped."""
+    n = len(before) - len(before.rstrip("\\"))
+    return n % 2 == 1
+
+
+def _columns(s: str) -> int:
+    """Width of a line head, tabs to the next multiple of four (CommonMark)."""
+    col = 0
+    for c in s:
+        col = (col // 4 + 1) * 4 if c == "\t" else col + 1
+    return col
 
 
 class ProseModel(ModelBase):
     run_char = ""
     run_len = 0
+    #: the run began where a fence may open; the container column it would open in
     run_at_line_start = False
+    run_container = 0
+    #: the run stands in an indented code block: literal, neither fence nor span
+    run_literal = False
     span_len = 0
+    span_lines = 0
     fence_char = ""
     fence_len = 0
+    #: the column of the fence's container (0 at top level, a list item's content column)
+    fence_container = 0
+    fence_over_span = 0
+
+    def _line(self) -> str:
+        """The current line so far, with the newline before it ("" past the window)."""
+        t = self.recent_text()
+        k = t.rfind("\n")
+        return t[k:] if k >= 0 else ""
 
     # guards
     def at_line_start(self, ch: str) -> bool:
-        return LINE_START.search(self.line_tail) is not None
+        """Only indentation and list-item markers on this line so far: a fence may
+        open here (CommonMark: three columns at most, unless it starts an item)."""
+        return self._fence_column() is not None
+
+    def _fence_column(self) -> int | None:
+        """The container column a fence opening here would have, or None: only list
+        markers (the fence starts an item: its content column) or indentation within
+        three columns of the enclosing list item's content (or of the margin)."""
+        m = LINE_HEAD.match(self._line())
+        if m is None:
+            return None
+        markers = m.group("markers")
+        width = _columns(markers + m.group("indent"))
+        tail = self.recent_text()
+        before = tail[: tail.rfind("\n")]
+        if markers:
+            # The run starts a list item's content, if that item's marker stands
+            # where an item may (within three columns of its own container).
+            lead = _columns(markers[: len(markers) - len(markers.lstrip(" \t"))])
+            return width if lead <= _container(before, lead) + 3 else None
+        c = _container(before, width) if "\n" in tail[:-1] else 0
+        return c if width <= c + 3 else None
 
     def same_run_char(self, ch: str) -> bool:
         return ch == self.run_char
@@ -37,16 +218,67 @@ class ProseModel(ModelBase):
         return self.run_at_line_start and self.run_len >= 3
 
     def run_opens_span(self, ch: str) -> bool:
-        return self.run_char == "`"
+        return self.run_char == "`" and self.run_len > 0
+
+    def run_is_literal(self, ch: str) -> bool:
+        return self.run_literal
 
     def run_closes_span(self, ch: str) -> bool:
-        return self.run_len == self.span_len
+        return self.run_char == "`" and self.run_len == self.span_len
 
     def fence_may_close(self, ch: str) -> bool:
-        return ch == self.fence_char and self.at_line_start(ch)
+        if ch != self.fence_char:
+            return False
+        m = BLANK_HEAD.match(self._line())
+        if m is None:
+            return False
+        col = _columns(m.group(1))
+        return self.fence_container <= col <= self.fence_container + 3
 
     def run_closes_fence(self, ch: str) -> bool:
         return self.run_len >= self.fence_len
+
+    def fence_is_ticks(self, ch: str) -> bool:
+        return self.fence_char == "`"
+
+    def line_is_blank(self, ch: str) -> bool:
+        """The line this newline ends closes the paragraph, or was not part of it
+        (blank, a setext underline, a thematic break, a heading, a list item, a quote):
+        an open code span does not run past it."""
+        line = self._line()
+        if PARAGRAPH_END.match(line) is not None:
+            return True
+        # (The span's own first line may be such a line: it opened in that block.)
+        if self.span_lines > 0:
+            return INTERRUPT_LINE.match(line) is not None and self._within_container(line)
+        return HEADING_LINE.match(line) is not None
+
+    def run_starts_afresh(self, ch: str) -> bool:
+        """A run on a later line of an open span, on a line that interrupts the
+        paragraph: the span ended at that line's start, so the run is a new one."""
+        if self.span_lines == 0:
+            return False
+        line = self._line()
+        return INTERRUPT_HEAD.match(line[: len(line) - self.run_len]) is not None and self._within_container(line)
+
+    def _within_container(self, line: str) -> bool:
+        """The line's block marker stands within three columns of its container (more
+        indented, it is paragraph text: CommonMark)."""
+        lead = _columns(line[1 : len(line) - len(line[1:].lstrip(" \t"))])
+        tail = self.recent_text()
+        return lead <= _container(tail[: tail.rfind("\n")], lead) + 3
+
+    def fence_in_item(self, ch: str) -> bool:
+        return self.fence_container > 0
+
+    def fence_outdented(self, ch: str) -> bool:
+        """A line of a fence in a list item starts left of the item's content: the item
+        ends, and the fence with it (CommonMark: fenced code has no lazy lines)."""
+        m = BLANK_HEAD.match(self._line())
+        return m is not None and _columns(m.group(1)) < self.fence_container
+
+    def span_given_up(self, ch: str) -> bool:
+        return self.span_lines >= SPAN_MAX_LINES
 
     # actions
     def text_char(self, ch: str) -> None:
@@ -57,21 +289,53 @@ class ProseModel(ModelBase):
         return j
 
     def run_begin(self, ch: str) -> None:
-        self.run_at_line_start = self.at_line_start(ch)
+        col = self._fence_column()
+        self.run_at_line_start = col is not None
+        self.run_container = col or 0
+        # Only where it matters (a run in prose, off the fence columns): whether the
+        # line is indented code, where backticks are literal (CommonMark).
+        self.run_literal = col is None and self.state == "text" and _indented_code(self.recent_text())
         self.run_char = ch
         self.run_len = 1
+        if self.state == "text" and _escaped(self._line()):
+            self.run_len = 0  # "\`": that backtick is literal, the run starts after it
         self._text(ch)
+
+    def run_recount(self, ch: str) -> None:
+        """A run read inside inline code is read again as a new one: in prose a
+        backslash before it escapes its first backtick."""
+        line = self._line()
+        if _escaped(line[: len(line) - self.run_len]):
+            self.run_len -= 1
 
     def run_more(self, ch: str) -> None:
         self.run_len += 1
         self._text(ch)
 
     def open_fence(self, ch: str) -> None:
+        # From inside inline code: the span this fence would end, kept in case the
+        # fence is none after all (a backtick in its info string).
+        self.fence_over_span = self.span_len if self.state == "span_run" else 0
         self.fence_char = self.run_char
         self.fence_len = self.run_len
+        self.fence_container = self.run_container
 
     def open_span(self, ch: str) -> None:
         self.span_len = self.run_len
+        self.span_lines = 0
+
+    def fence_to_span(self, ch: str) -> None:
+        """A backtick in a backtick fence's info string: no fence after all (CommonMark);
+        its run opened inline code instead, and this backtick is read in it."""
+        if self.fence_over_span:
+            self.span_len = self.fence_over_span  # the span it would have ended goes on
+        else:
+            self.span_len = self.fence_len
+            self.span_lines = 0
+
+    def span_line_end(self, ch: str) -> None:
+        self.span_lines += 1
+        self._text(ch)
 
 
 STATES = (
@@ -79,8 +343,11 @@ STATES = (
     StateDecl("tick_run", "a run of backticks or tildes in prose: code span or fence?", owner="prose"),
     StateDecl("in_code_span", "inline code: markup is text", owner="prose"),
     StateDecl("span_run", "backticks inside inline code: does the span close?", owner="prose"),
+    StateDecl("fence_info", "the rest of a fence's opening line: its info string", owner="prose"),
     StateDecl("in_fence", "a fenced code block: markup is text", owner="prose"),
+    StateDecl("fence_line", "the indentation of a line in a fence in a list item: does the item end?", owner="prose"),
     StateDecl("fence_run", "backticks or tildes at a line start in a fence: does it close?", owner="prose"),
+    StateDecl("fence_tail", "after a closing run: only spaces may follow a closing fence", owner="prose"),
 )
 
 RULES = (
@@ -91,25 +358,49 @@ RULES = (
     *on("text", [EOF_TRIGGER], "text"),
     # backtick/tilde runs: inline code or a fence
     *on("tick_run", ["tick", "tilde"], "tick_run", "run_more", when=["same_run_char"], rank=10),
-    *on("tick_run", ALL, "in_fence", "open_fence", "reprocess", when=["run_opens_fence"], rank=20),
+    *on("tick_run", ALL, "fence_info", "open_fence", "reprocess", when=["run_opens_fence"], rank=20),
+    *on("tick_run", ALL, "text", "reprocess", when=["run_is_literal"], rank=25),
     *on("tick_run", ALL, "in_code_span", "open_span", "reprocess", when=["run_opens_span"], rank=30),
     *on("tick_run", ALL, "text", "reprocess", rank=90),
     *on("tick_run", [EOF_TRIGGER], "text"),
+    # inline code: across line ends within a paragraph
     *on("in_code_span", ["tick"], "span_run", "run_begin"),
-    *on("in_code_span", ["nl"], "text", "text_char"),
-    *on("in_code_span", but("tick", "nl"), "in_code_span", "text_char"),
+    *on("in_code_span", ["tilde"], "span_run", "run_begin", when=["at_line_start"], rank=10),
+    *on("in_code_span", ["nl"], "text", "text_char", when=["line_is_blank"], rank=10),
+    *on("in_code_span", ["nl"], "text", "text_char", when=["span_given_up"], rank=20),
+    *on("in_code_span", ["nl"], "in_code_span", "span_line_end", rank=90),
+    *on("in_code_span", but("tick", "nl"), "in_code_span", "text_char", rank=90),
     *on("in_code_span", [EOF_TRIGGER], "text"),
-    *on("span_run", ["tick"], "span_run", "run_more", rank=10),
-    *on("span_run", but("tick"), "text", "reprocess", when=["run_closes_span"], rank=20),
-    *on("span_run", but("tick"), "in_code_span", "reprocess", rank=90),
+    *on("span_run", ["tick", "tilde"], "span_run", "run_more", when=["same_run_char"], rank=10),
+    # a fence opening at a line start ends the paragraph, and the span with it
+    *on("span_run", ALL, "fence_info", "open_fence", "reprocess", when=["run_opens_fence"], rank=15),
+    *on("span_run", ALL, "tick_run", "run_recount", "reprocess", when=["run_starts_afresh"], rank=17),
+    *on("span_run", ALL, "text", "reprocess", when=["run_closes_span"], rank=20),
+    *on("span_run", ALL, "in_code_span", "reprocess", rank=90),
     *on("span_run", [EOF_TRIGGER], "text"),
+    # the opening line of a fence
+    *on("fence_info", ["tick"], "in_code_span", "fence_to_span", "reprocess", when=["fence_is_ticks"], rank=10),
+    *on("fence_info", ["nl"], "fence_line", "text_char", when=["fence_in_item"], rank=10),
+    *on("fence_info", ["nl"], "in_fence", "text_char", rank=90),
+    *on("fence_info", but("nl"), "fence_info", "text_char", rank=90),
+    *on("fence_info", [EOF_TRIGGER], "text"),
+    # the fence's content, and its closing line
     *on("in_fence", ["tick", "tilde"], "fence_run", "run_begin", when=["fence_may_close"], rank=10),
+    *on("in_fence", ["nl"], "fence_line", "text_char", when=["fence_in_item"], rank=20),
     *on("in_fence", ALL, "in_fence", "text_char", rank=90),
+    *on("fence_line", ["ws", "nl"], "fence_line", "text_char"),
+    *on("fence_line", but("ws", "nl"), "text", "reprocess", when=["fence_outdented"], rank=10),
+    *on("fence_line", but("ws", "nl"), "in_fence", "reprocess", rank=90),
+    *on("fence_line", [EOF_TRIGGER], "text"),
     *on("in_fence", [EOF_TRIGGER], "text"),
     *on("fence_run", ["tick", "tilde"], "fence_run", "run_more", when=["same_run_char"], rank=10),
-    *on("fence_run", ALL, "text", "reprocess", when=["run_closes_fence"], rank=20),
+    *on("fence_run", ALL, "fence_tail", "reprocess", when=["run_closes_fence"], rank=20),
     *on("fence_run", ALL, "in_fence", "reprocess", rank=90),
     *on("fence_run", [EOF_TRIGGER], "text"),
+    *on("fence_tail", ["ws"], "fence_tail", "text_char"),
+    *on("fence_tail", ["nl"], "text", "text_char"),
+    *on("fence_tail", but("ws", "nl"), "in_fence", "reprocess"),
+    *on("fence_tail", [EOF_TRIGGER], "text"),
 )
 
 REGION = Region("prose", STATES, RULES, ProseModel)

@@ -29,7 +29,6 @@ from callsieve.grammar.api import MAX_TAG_CHARS
 from callsieve.grammar.states import (
     ALL,
     EOF_TRIGGER,
-    OVERFLOW,
     RANK_FALLBACK,
     RANK_VIABLE,
     StateDecl,
@@ -257,9 +256,6 @@ RULES = (
     *on("maybe_tag", ALL, "maybe_tag", "tag_push", when=["tag_viable"], rank=RANK_VIABLE),
     *on("maybe_tag", ALL, "text", "abort_block", "reprocess", rank=RANK_FALLBACK),
     *on("maybe_tag", [EOF_TRIGGER], "text", "abort_block_eof", rank=RANK_FALLBACK),
-    # The held tag counts against max_block_chars (finding 10 of issue 12): a block
-    # may overflow while a tag in it is held; it spills and the tag is decided as usual.
-    *on("maybe_tag", [OVERFLOW], "maybe_tag", "abort_oversized"),
 )
 
 #: Present when enabled dialects share an opener; the composer adds one row per candidate.

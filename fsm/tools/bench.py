@@ -42,7 +42,7 @@ from typing import Any, Callable, Sequence
 
 import callsieve
 from callsieve.tools.bench_naive import NaiveStream
-from callsieve.tools.bench_workloads import WORKLOADS, Workload, available, chunk_sizes, cut
+from callsieve.tools.bench_workloads import HOSTILE, WORKLOADS, Hostile, Workload, available, chunk_sizes, cut, prose
 from callsieve.events import ToolCall
 from callsieve.sieve import DEFAULT_MAX_BLOCK_CHARS, Sieve, compiled
 
@@ -65,6 +65,8 @@ class Config:
     workloads: tuple[str, ...] = ()
     growth: bool = True
     memory: bool = True
+    hostile: bool = True
+    hostile_sizes: tuple[int, ...] = (100_000, MB)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "Config":
@@ -88,6 +90,9 @@ class Config:
         c.workloads = tuple(args.workload or ())
         c.growth = not args.no_growth
         c.memory = not args.no_memory
+        c.hostile = not getattr(args, "no_hostile", False)
+        if quick:
+            c.hostile_sizes = (10_000, 100_000)
         return c
 
 
@@ -424,6 +429,95 @@ def _growth(w: Workload, cfg: Config, log: Callable[[str], None], main: tuple[in
     }
 
 
+# ---------------------------------------------------------------- hostile inputs
+#: Floors for hostile input (issue 12, item 5), in CPU time: MB/s fed whole, and fed
+#: one character per feed() (the worst chunking there is).
+HOSTILE_WHOLE_MB_S = 2.0
+HOSTILE_CHAR_MB_S = 0.2
+HOSTILE_MODES = ("whole", "1-char")
+
+
+def _hostile_sieve(h: Hostile, size: int) -> Sieve:
+    return Sieve(h.dialects or None, max_block_chars=h.max_block_chars or max(DEFAULT_MAX_BLOCK_CHARS, 2 * size),
+                 id_prefix="bench_")
+
+
+def _cpu_feed(make: Callable[[], Sieve], text: str, one_char: bool, repeat: int) -> float:
+    """Best CPU time (``time.process_time``: other processes share the machine) of
+    feeding ``text`` whole or one character per ``feed()``, close included."""
+    best = math.inf
+    for _ in range(max(1, repeat)):
+        s = make()
+        feed = s.feed
+        gc.collect()
+        t0 = time.process_time()
+        if one_char:
+            for c in text:
+                feed(c)
+        else:
+            feed(text)
+        s.close()
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+def run_hostile(cfg: Config, log: Callable[[str], None]) -> dict[str, Any]:
+    """Each hostile input at each of ``cfg.hostile_sizes``, fed whole and one character
+    per feed; the growth exponent between the smallest and largest size; throughput at
+    the largest, against the same run's prose figure in the same mode."""
+    sizes = cfg.hostile_sizes
+    big = sizes[-1]
+    rows: list[dict[str, Any]] = []
+    prose_text = prose(big, cfg.seed)
+    prose_w = Hostile("prose", "prose (reference figure)", lambda n, seed: prose(n, seed), ("qwen3_coder",))
+    ref: dict[str, float] = {}
+    for mode in HOSTILE_MODES:
+        t = _cpu_feed(lambda: _hostile_sieve(prose_w, big), prose_text, mode == "1-char", 1 if mode == "1-char" else 3)
+        ref[mode] = len(prose_text) / t / MB
+    for h in HOSTILE:
+        log(f"  hostile {h.name}")
+        row: dict[str, Any] = {"name": h.name, "title": h.title, "modes": {}}
+        for mode in HOSTILE_MODES:
+            points = []
+            for n in sizes:
+                text = h.build(n, cfg.seed)
+                t = _cpu_feed(lambda: _hostile_sieve(h, n), text, mode == "1-char", 1 if mode == "1-char" else 3)
+                points.append((len(text), t))
+            (n0, t0), (n1, t1) = points[0], points[-1]
+            exponent = math.log(t1 / t0) / math.log(n1 / n0) if t0 > 0 and t1 > 0 and n1 != n0 else math.nan
+            mb_s = n1 / t1 / MB
+            row["modes"][mode] = {"points": [{"chars": n, "cpu_seconds": t} for n, t in points], "mb_s": mb_s,
+                                  "exponent": exponent, "of_prose": mb_s / ref[mode]}
+        rows.append(row)
+    return {"sizes": list(sizes), "prose_mb_s": ref, "rows": rows}
+
+
+def hostile_targets(hostile: dict[str, Any]) -> list[Target]:
+    out: list[Target] = []
+    for row in hostile["rows"]:
+        for mode, floor in (("whole", HOSTILE_WHOLE_MB_S), ("1-char", HOSTILE_CHAR_MB_S)):
+            m = row["modes"][mode]
+            out.append(Target(f"hostile {row['name']}, {mode}: throughput", m["mb_s"], floor, "MB/s", True,
+                              f"{m['of_prose']:.0%} of prose {mode}"))
+            out.append(Target(f"hostile {row['name']}, {mode}: growth exponent of time", m["exponent"], GROWTH_LIMIT, "", False))
+    return out
+
+
+def render_hostile(hostile: dict[str, Any]) -> str:
+    sizes = hostile["sizes"]
+    ref = hostile["prose_mb_s"]
+    lines = [
+        f"hostile inputs (CPU time; {' and '.join(f'{n / MB:g} MB' for n in sizes)}; "
+        f"prose for reference: whole {ref['whole']:.2f} MB/s, 1-char {ref['1-char']:.2f} MB/s):",
+        f"  {'input':<18} {'whole MB/s':>10} {'of prose':>8} {'exp':>5}   {'1-char MB/s':>11} {'of prose':>8} {'exp':>5}",
+    ]
+    for row in hostile["rows"]:
+        w, c = row["modes"]["whole"], row["modes"]["1-char"]
+        lines.append(f"  {row['name']:<18} {w['mb_s']:>10.2f} {w['of_prose']:>8.0%} {w['exponent']:>5.2f}   "
+                     f"{c['mb_s']:>11.2f} {c['of_prose']:>8.0%} {c['exponent']:>5.2f}")
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------- targets
 @dataclass
 class Target:
@@ -628,6 +722,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--naive-budget", type=float, default=None, help="seconds per chunked naive run before it is capped")
     parser.add_argument("--no-growth", action="store_true", help="skip the growth runs")
     parser.add_argument("--no-memory", action="store_true", help="skip the tracemalloc passes")
+    parser.add_argument("--no-hostile", action="store_true", help="skip the hostile-input section")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -674,6 +769,11 @@ def _run(cfg: Config, log: Callable[[str], None], quiet: bool, args: argparse.Na
         prose_memory = {"chars": len(text), "peak_bytes": _peak_memory(prose_w, text, sizes, cfg.memory_prose_size)}
         del text
     tgts = targets(results, prose_memory)
+    hostile: dict[str, Any] | None = None
+    if cfg.hostile and not cfg.workloads:
+        log("hostile inputs")
+        hostile = run_hostile(cfg, log)
+        tgts += hostile_targets(hostile)
     report: dict[str, Any] = {
         "machine": machine(),
         "config": {
@@ -688,6 +788,7 @@ def _run(cfg: Config, log: Callable[[str], None], quiet: bool, args: argparse.Na
         },
         "workloads": [asdict(r) for r in results],
         "prose_memory": prose_memory,
+        "hostile": hostile,
         "targets": [
             {"name": t.name, "value": t.value, "limit": t.limit, "unit": t.unit,
              "higher_is_better": t.higher_is_better, "pass": t.passed, "note": t.note}
@@ -705,6 +806,9 @@ def _run(cfg: Config, log: Callable[[str], None], quiet: bool, args: argparse.Na
         print(render_markdown(report, results, tgts))
     else:
         print(render_text(report, results, tgts))
+        if hostile is not None:
+            print()
+            print(render_hostile(hostile))
     return 0
 
 

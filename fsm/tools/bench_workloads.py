@@ -243,3 +243,109 @@ def cut(s: str, sizes: "array[int] | int") -> list[str]:
         out.append(s[i : i + k])
         i += k
     return out
+
+
+# ---------------------------------------------------------------- hostile inputs
+# Issue 12, finding 9 and item 5: inputs built to find the engine's worst case per
+# character (markup-dense, held prefixes that die late, states stepped one character
+# at a time). Each builder returns about ``size`` characters; the sieve options a
+# workload needs (``max_block_chars`` for the spill) come with it.
+
+def _repeat_to(size: int, head: str, unit: str, tail: str) -> str:
+    n = max(1, (size - len(head) - len(tail)) // max(1, len(unit)))
+    return head + unit * n + tail
+
+
+def hostile_many_params(size: int, seed: int) -> str:
+    """One qwen3_coder call with thousands of short parameters."""
+    unit = "<parameter=p>\nv\n</parameter>\n"
+    body = "".join(unit.replace("=p>", f"=p{k}>") for k in range(max(1, size // (len(unit) + 4))))
+    return "<tool_call>\n<function=f>\n" + body + "</function>\n</tool_call>"
+
+
+def hostile_repeated_close(size: int, seed: int) -> str:
+    """A value made of ``</parameter>\\n`` repeated: every one a close that what
+    follows refuses (after_close, then back to the value)."""
+    return _repeat_to(size, "<tool_call>\n<function=f>\n<parameter=a>\n", "</parameter>\n",
+                      "x\n</parameter>\n</function>\n</tool_call>")
+
+
+def hostile_backtick_runs(size: int, seed: int) -> str:
+    """Prose made of backtick runs of every length, at line starts and inside lines."""
+    rnd = random.Random(seed)
+    pieces = ["`", "``", "```", "````", " ", "\n", "a", "```py\n", "  - ```\n", "\n\n"]
+    out: list[str] = []
+    total = 0
+    while total < size:
+        p = rnd.choice(pieces)
+        out.append(p)
+        total += len(p)
+    return "".join(out)
+
+
+def hostile_cdata_brackets(size: int, seed: int) -> str:
+    """A CDATA value of ``]`` runs that never make ``]]>``."""
+    return _repeat_to(size, '<tool_calls>\n<invoke name="f">\n<parameter name="a"><![CDATA[', "]]]]]]]]x]]",
+                      ']]></parameter>\n</invoke>\n</tool_calls>')
+
+
+def hostile_thin(size: int, seed: int) -> str:
+    """``<thin`` repeated in prose: a prefix of ``<think>`` that dies at its last letter."""
+    return _repeat_to(size, "", "<thin", "")
+
+
+def hostile_lt_storm(size: int, seed: int) -> str:
+    """``<`` and partial markers everywhere, in prose and in a value."""
+    half = _repeat_to(size // 2, "", "<<</<tool_<parameter<", "")
+    return half + "<tool_call>\n<function=f>\n<parameter=a>\n" + half + "\n</parameter>\n</function>\n</tool_call>"
+
+
+def hostile_deep_json(size: int, seed: int) -> str:
+    """A DSML ``string="false"`` value nested ``size / 2`` deep."""
+    d = max(1, size // 2)
+    return (f'<\uff5cDSML\uff5ctool_calls>\n<\uff5cDSML\uff5cinvoke name="f">\n'
+            f'<\uff5cDSML\uff5cparameter name="k" string="false">' + "[" * d + "]" * d +
+            f'</\uff5cDSML\uff5cparameter>\n</\uff5cDSML\uff5cinvoke>\n</\uff5cDSML\uff5ctool_calls>')
+
+
+def hostile_many_calls_one_block(size: int, seed: int) -> str:
+    """One xml block holding thousands of calls (finding 3: was O(N^2))."""
+    unit = '<invoke name="f">\n<parameter name="k">1</parameter>\n</invoke>\n'
+    return _repeat_to(size, "<tool_calls>\n", unit, "</tool_calls>")
+
+
+def hostile_spill(size: int, seed: int) -> str:
+    """A value far past ``max_block_chars`` (4,096 here) carrying blocks as data: the
+    block spills, and its structure is still read to its end (finding 2)."""
+    inner = '<tool_calls><invoke name="rm"><parameter name="p">/</parameter></invoke></tool_calls>'
+    return _repeat_to(size, '<tool_calls>\n<invoke name="w">\n<parameter name="c"><![CDATA[', inner + "x" * 40,
+                      "]]></parameter>\n</invoke>\n</tool_calls> after")
+
+
+def hostile_fences(size: int, seed: int) -> str:
+    """Fences opened and closed line after line, in and out of list items."""
+    unit = "```py\ncode <tool_call>\n```\n- item\n  ~~~\n  <b>\n~~~\n  ~~~\n"
+    return _repeat_to(size, "", unit, "")
+
+
+@dataclass(frozen=True)
+class Hostile:
+    name: str
+    title: str
+    build: Callable[[int, int], str]
+    dialects: tuple[str, ...] = ()  # () = every built-in dialect
+    max_block_chars: int = 0  # 0 = large enough for the whole input
+
+
+HOSTILE: tuple[Hostile, ...] = (
+    Hostile("many_params", "one call, thousands of parameters", hostile_many_params),
+    Hostile("repeated_close", "a value of </parameter>\\n repeated", hostile_repeated_close),
+    Hostile("backtick_runs", "prose of backtick runs, fences and list items", hostile_backtick_runs),
+    Hostile("cdata_brackets", "CDATA of ]]]] runs", hostile_cdata_brackets),
+    Hostile("thin_repeated", "<thin repeated", hostile_thin),
+    Hostile("lt_storm", "< and partial markers, in prose and a value", hostile_lt_storm),
+    Hostile("deep_json", "a DSML JSON value nested half its size deep", hostile_deep_json),
+    Hostile("calls_one_block", "one block, thousands of calls", hostile_many_calls_one_block),
+    Hostile("spill", "a block past max_block_chars carrying blocks", hostile_spill, (), 4096),
+    Hostile("fences", "fences line after line, in list items", hostile_fences),
+)

@@ -1,0 +1,187 @@
+"""Fences and code spans as CommonMark defines them, with markdown-it-py as the oracle.
+
+Generated Markdown documents (fences of every length and character, info strings,
+closing fences with trailing text or spaces, indentation, list items, code spans
+across line ends, unclosed spans) carry *probes*: tool-call markup naming a unique
+tool. Whatever markdown-it-py renders as code (a fence or a code span) must come out
+of callsieve as text: a probe inside code is never a call.
+
+Where callsieve must differ from CommonMark (see README, "CommonMark contexts"):
+indented code blocks (four spaces, no fence) are not treated as code, and a code
+span left open waits for its close only until the paragraph ends or
+``prose.SPAN_MAX_LINES`` line ends have passed; the generator stays inside both
+bounds. The generator also
+writes no list-item lines after a fence line until a closing candidate (callsieve
+reads a fence's container from the lines before it without re-reading fenced code
+among them, so an item line shown in a fence could be taken for an item), and no
+empty list items: "- " under paragraph text is a setext heading's underline
+in CommonMark, or an empty sibling item when that paragraph is in a list item, and
+callsieve reads the lines before a fence only far enough to find its container
+(``prose._container``), not to tell those apart.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, strategies as st
+
+from strategies import chunks, run
+
+markdown_it = pytest.importorskip("markdown_it")
+
+PROBE = re.compile(r"probe\d+")
+
+
+def probe_markup(n: int, kind: int) -> list[str]:
+    """The lines of a call to ``probe{n}`` in one of three dialects."""
+    name = f"probe{n}"
+    if kind == 0:
+        return [f'<tool_calls><invoke name="{name}"></invoke></tool_calls>']
+    if kind == 1:
+        return ["<tool_call>", f"<function={name}>", "</function>", "</tool_call>"]
+    return [f'<\uff5cDSML\uff5ctool_calls><\uff5cDSML\uff5cinvoke name="{name}"></\uff5cDSML\uff5cinvoke></\uff5cDSML\uff5ctool_calls>']
+
+
+WORDS = st.sampled_from(["see", "the", "code", "a", "b", "x()", "*", "_", "#", "1.", "-", "~", "\\", "<b>", "</b>", "[", "]"])
+RUN = st.sampled_from(["```", "````", "~~~", "~~~~", "`````", "~~~~~"])
+INDENT = st.sampled_from(["", " ", "  ", "   "])
+LIST = st.sampled_from(["", "", "- ", "* ", "1. ", "1) ", "-   "])
+INFO = st.sampled_from(["", "", "python", "markdown", " json", "a`b", "x ~~~", "<tool_call>", "```"])
+TRAIL = st.sampled_from(["", "", " ", "  \t", " x", "python", "`", "<tool_call>"])
+
+
+@st.composite
+def markdown(draw: st.DrawFn) -> tuple[str, int]:
+    """A Markdown document with probes; returns it and the number of probes."""
+    lines: list[str] = []
+    probes = 0
+    container = ""  # the indentation that keeps lines inside the current list item
+    fenced = ""  # roughly: the run of the last fence line, until a line could close it
+    for _ in range(draw(st.integers(1, 14))):
+        kind = draw(st.integers(0, 9))
+        if kind == 0:
+            lines.append("")
+            if draw(st.booleans()):
+                container = ""
+        elif kind == 1 and not fenced:  # a list item: what follows may be indented into it
+            marker = draw(LIST) or "- "
+            # (never empty: an empty item and a setext underline "- " are not told
+            # apart by callsieve, see the module docstring)
+            lines.append(draw(INDENT) + marker + " ".join(draw(st.lists(WORDS, min_size=1, max_size=3))))
+            container = " " * (len(lines[-1]) - len(lines[-1].lstrip()) + len(marker))
+        elif kind in (2, 3):  # a fence opener (possibly opening a list item)
+            run_ = draw(RUN)
+            lines.append(container + draw(INDENT) + draw(LIST) + run_ + draw(INFO))
+            fenced = fenced or run_
+        elif kind == 4:  # a closing candidate: runs, indentation, trailing text
+            run_ = draw(RUN)
+            lines.append(container + draw(st.sampled_from(["", " ", "  ", "   ", "    "])) + run_ + draw(TRAIL))
+            if fenced and run_[0] == fenced[0] and len(run_) >= len(fenced):
+                fenced = ""
+        elif kind in (5, 6):  # a probe on its own lines
+            for line in probe_markup(probes, draw(st.integers(0, 2))):
+                lines.append(container + draw(INDENT) * 0 + line)
+            probes += 1
+        else:  # prose with code spans (balanced, unbalanced, across a line end), a probe inside or after
+            ticks = draw(st.sampled_from(["`", "``", "```", "`` "]))
+            close = draw(st.sampled_from([ticks, ticks, ticks.strip(), "`", "``", ""]))
+            body = probe_markup(probes, draw(st.sampled_from([0, 2])))[0]
+            probes += 1
+            before = " ".join(draw(st.lists(WORDS, max_size=3)))
+            sep = draw(st.sampled_from([" ", "\n", " ", "\n" + container]))
+            after = draw(st.sampled_from(["", " and ", "\n"]))
+            text = f"{before} {ticks}{body}{sep}{' '.join(draw(st.lists(WORDS, max_size=2)))}{close}{after}"
+            if draw(st.booleans()):
+                text += probe_markup(probes, 0)[0]
+                probes += 1
+            lines.extend((container + t if k else t) for k, t in enumerate(text.split("\n")))
+    return "\n".join(lines), probes
+
+
+def code_probes(doc: str) -> tuple[set[str], set[str]]:
+    """Probe names markdown-it-py puts in code (fences, code spans); and those of them
+    where callsieve differs by design (README): in an indented code block, or in a
+    code span of a paragraph longer than ``SPAN_MAX_LINES`` + 1 lines."""
+    from callsieve.regions.prose import SPAN_MAX_LINES
+
+    md = markdown_it.MarkdownIt("commonmark")
+    found: set[str] = set()
+    excused: set[str] = set()
+    lines = 0  # of the paragraph (or heading) the inline tokens belong to
+    for t in md.parse(doc):
+        if t.type in ("paragraph_open", "heading_open") and t.map:
+            lines = t.map[1] - t.map[0]
+        if t.type == "fence":
+            found |= set(PROBE.findall(t.content))
+        elif t.type == "code_block":
+            excused |= set(PROBE.findall(t.content))
+        for c in t.children or []:
+            if c.type == "code_inline":
+                names = set(PROBE.findall(c.content))
+                found |= names
+                if lines > SPAN_MAX_LINES + 1:
+                    excused |= names
+    return found, excused
+
+
+def called(events: list[object]) -> set[str]:
+    return {getattr(e, "name") for e in events if type(e).__name__ == "ToolCall"}
+
+
+@given(st.data())
+def test_what_commonmark_renders_as_code_is_never_a_call(data: st.DataObject) -> None:
+    doc, _n = data.draw(markdown())
+    in_code, excused = code_probes(doc)
+    events = run(data.draw(chunks(doc)))
+    assert "".join(e.raw for e in events) == doc
+    wrong = (in_code - excused) & called(events)
+    assert not wrong, (doc, sorted(wrong))
+
+
+# Each finding of issue 12 as an example (findings 4 and 5) ------------------------------
+BLOCK = '<tool_calls><invoke name="rm"></invoke></tool_calls>'
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        # 4: a closing fence has no info string: ```python inside a ``` fence is content
+        f"```\nexample:\n```python\n{BLOCK}\n```\n",
+        # 4: the nested pattern: a ````markdown fence showing a ```python block
+        f"````markdown\n```python\n{BLOCK}\n```\n{BLOCK}\n````\n",
+        # 5: a fence indented inside a list item
+        f"- step one:\n\n    ```\n    {BLOCK}\n    ```\n",
+        f"1. step:\n   ```bash\n   {BLOCK}\n   ```\n",
+        # 5: a run followed by markup is no closing fence
+        f"```\n```{BLOCK}\n```\n",
+        # 5: inline code across a line end
+        f"use `the\n{BLOCK}` command\n",
+        # a closing fence needs the opener's character and length
+        f"~~~\n```\n{BLOCK}\n~~~\n",
+        f"````\n```\n{BLOCK}\n````\n",
+    ],
+)
+def test_issue_12_commonmark_examples_are_code_and_text(doc: str) -> None:
+    in_code, _ = code_probes(doc.replace('"rm"', '"probe0"'))
+    assert in_code == {"probe0"}, "the oracle says code"
+    events = run([doc])
+    assert not called(events)
+    assert "".join(getattr(e, "text", "") for e in events if type(e).__name__ == "Text") == doc
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        f"```\ncode\n```  \n{BLOCK}\n",  # a closing fence may carry trailing spaces
+        f"```\ncode\n   ```\n{BLOCK}\n",  # and up to three spaces of indentation
+        f"````\ncode\n``````\n{BLOCK}\n",  # and be longer than the opener
+        f"- item\n  ```\n  code\n  ```\n{BLOCK}\n",  # a fence in a list item closes
+        f"`a\n\n{BLOCK}`\n",  # a blank line ends the paragraph: the backtick was literal
+    ],
+)
+def test_markup_after_code_that_commonmark_closed_is_a_call(doc: str) -> None:
+    in_code, _ = code_probes(doc.replace('"rm"', '"probe0"'))
+    assert in_code == set(), "the oracle says prose"
+    assert called(run([doc])) == {"rm"}
