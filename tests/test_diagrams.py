@@ -71,13 +71,20 @@ def drawn(dot: str) -> tuple[set[str], set[Drawn]]:
         if 'style="invis"' in attrs:
             continue
         lines = tooltip(attrs).split("\n")
-        fields = dict(line.split(": ", 1) for line in lines if line.startswith(("from: ", "to: ")))
+        assert lines[0].startswith("from: ") and lines[1].startswith("to: "), lines[:2]
+        fields = dict(line.split(": ", 1) for line in lines[:2])
         sources = fields["from"].split()
         dest = fields["to"]
         assert dest == m.group(2)
         assert m.group(1) in sources or "ltail=" in attrs
         guards: tuple[str, ...] = ()
-        for line in lines:
+        for line in lines[2:]:
+            # An edge from a box may hold one section per state: "from: S" starts it.
+            if line.startswith("from: "):
+                (src,) = line.removeprefix("from: ").split()
+                assert src in fields["from"].split(), (src, fields["from"])
+                sources, guards = [src], ()
+                continue
             cond = re.match(r"(?:\d+\. )?if: (.+)$", line)
             if cond:
                 guards = tuple(cond.group(1).split(" & "))
@@ -269,18 +276,77 @@ def test_block_wide_eof_and_overflow_are_drawn_once_from_the_box() -> None:
     held = {s.name for s in decl.states if s.in_block}
     sources = {k: set(v.split("\n")[0].removeprefix("from: ").split()) for k, v in boxed.items()}
     assert sources["on overflow: abort_oversized"] == held
-    # eof: every held state releases the block, but a bare block's end position, which
-    # ends it complete; the label names that one.
+    # eof: every held state releases the block, but the positions where a bare block
+    # (dsml's, mistral's) may end, which end it complete; the label names each of them.
     releases = {t.source for t in decl.transitions if t.trigger == EOF_TRIGGER and t.actions == ("abort_block_eof",)}
-    assert sources["on eof: abort_block_eof"] == held & releases and len(held - releases) == 1
-    (other,) = held - releases
+    complete = {t.source for t in decl.transitions if t.trigger == EOF_TRIGGER and t.actions == ("end_bare_block",)}
+    assert sources["on eof: abort_block_eof"] == held & releases
+    assert held - releases == held & complete and 1 <= len(held & complete) <= 3
     eof_edge = next(m.group(3) for m in EDGE.finditer(dot) if "on eof: abort_block_eof" in m.group(3) and "cluster_block" in m.group(3))
-    assert f"from every state in the box but {other}" in eof_edge
+    named = [s.name for s in decl.states if s.name in held & complete]
+    assert f"from every state in the box but {', '.join(named)}</i>" in eof_edge
     # No other edge from a held state draws overflow or that eof: the box edges stand for all.
     tips = [t for m in EDGE.finditer(dot) if "tooltip=" in m.group(3)
             for t in [tooltip(m.group(3))] if set(t.split("\n")[0].removeprefix("from: ").split()) <= held]
     assert sum(f"on {OVERFLOW}:" in t for t in tips) == 1
     assert sum("on eof: abort_block_eof" in t for t in tips) == 1
+
+
+def _sections(tip: str) -> dict[str, set[str]]:
+    """State → triggers, from a box edge's tooltip with one "from: S" section per state."""
+    out: dict[str, set[str]] = {}
+    state = ""
+    for line in tip.split("\n")[2:]:
+        if line.startswith("from: "):
+            state = line.removeprefix("from: ")
+        elif line.startswith("on ") and state:
+            out.setdefault(state, set()).update(line.removeprefix("on ").split(": ", 1)[0].split())
+    return out
+
+
+@pytest.mark.parametrize("name", ["overview", "dialect-mistral"])
+def test_each_json_states_else_is_drawn_once_from_the_box_and_means_any_other_character(name: str) -> None:
+    dot = committed(BY_NAME[name])
+    decl = BY_NAME[name].machine.decl
+    body = [s.name for s in decl.states if s.owner == "json_body"]
+    chars = set(decl.char_triggers)
+    (edge,) = [m.group(3) for m in EDGE.finditer(dot) if 'ltail="cluster_json_body"' in m.group(3)
+               and "[else] any other character / j_abort ↺" in _label(m.group(3)).replace("<br/>", " ")]
+    per_state = _sections(tooltip(edge))
+    aborts: dict[str, set[str]] = {}
+    others: dict[str, set[str]] = {}
+    for t in decl.transitions:
+        if t.source in body and not t.guards and t.trigger in chars:
+            into = aborts if (t.dest, t.actions) == ("text", ("j_abort", "reprocess")) else others
+            into.setdefault(t.source, set()).add(t.trigger)
+    # Each state's section lists exactly the characters it aborts on, and those are the
+    # ones no other unguarded edge of it takes: "any other character" holds.
+    assert per_state == aborts and len(per_state) >= 2
+    for state, trig in per_state.items():
+        assert trig | others.get(state, set()) == chars and not trig & others.get(state, set())
+    missing = [s for s in body if s not in per_state]
+    assert f"from every state in the box but {', '.join(missing)}</i>" in edge
+    # No other edge from a JSON state draws that fallback, nor [j_bad]: the box's do.
+    (bad,) = [m.group(3) for m in EDGE.finditer(dot) if "if: j_bad" in m.group(3)]
+    assert 'ltail="cluster_json_body"' in bad
+    assert {t.source for t in decl.transitions if t.guards == ("j_bad",)} == set(body) - {
+        s for s in body if f"but {s}" in bad}
+
+
+def test_the_json_tokenizers_moves_are_listed_inside_its_states() -> None:
+    dot = committed(BY_NAME["dialect-mistral"])
+    decl = BY_NAME["dialect-mistral"].machine.decl
+    body = {s.name for s in decl.states if s.owner == "json_body"}
+    moves = {(t.source, t.dest) for t in decl.transitions if t.source in body and t.dest in body and t.source != t.dest}
+    assert len(moves) > 15
+    for src, dest in moves:
+        node = next(m.group(0) for m in re.finditer(rf'^\s*"{re.escape(src)}" \[.*$', dot, re.M))
+        assert f"→ <b>{esc(dest)}</b>: " in node, (src, dest)
+        arrows = [m.group(3) for m in EDGE.finditer(dot) if (m.group(1), m.group(2)) == (src, dest)]
+        assert arrows and all("label=" not in a for a in arrows), (src, dest)
+    # Where the body leads stays on the arrows: each exit to a dialect position is labelled.
+    exits = [m.group(3) for m in EDGE.finditer(dot) if m.group(1) in body and m.group(2) == "mistral.after_json_calls"]
+    assert exits and all("j_ends:mistral." in _label(a) for a in exits)
 
 
 def test_dot_text_is_the_same_across_runs_and_hash_seeds() -> None:

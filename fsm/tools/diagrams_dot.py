@@ -3,25 +3,37 @@
 Drawing rules (the legend in each picture says the same to its reader):
 
 1. One box per region of states (the ``owner`` of each state: prose, tag, reasoning,
-   value, cdata, json) and one per dialect for the positions its structure compiled
+   value, cdata, json, json_body, capture) and one per dialect for the positions its structure compiled
    into; the regions that only run inside a held block sit in one "tool block" box.
 2. One drawn edge per (source, destination, guards), except that the rows a complete
    marker decides (``hit:`` guards, the shared opener, a fork's choice) share one edge
    per (source, destination): the edge out of ``maybe_tag`` into ``after_close`` lists
-   every value close that leads there. Each guard line is numbered in the order the
-   state tries it; ``[else]`` is the fallback when no guard passes.
+   every value close that leads there; so do a state's edges out of its box to one
+   state (``j_next`` to where a JSON body leads, on ``}`` or ``]``). Each guard line is
+   numbered in the order the state tries it; ``[else]`` is the fallback when no guard
+   passes.
 3. A marker guard is shown as the dialect spells the marker and where it is listened
    for (``</parameter> in in_param (xml raw)``), read off ``Machine.hits``.
 4. Each line under a guard is one set of actions with the character classes that take
    it: ``*`` any character, ``* − lt|tick`` any but those, ``eof``, ``overflow``. A
    class that an earlier unguarded alternative always takes is not listed.
 5. An edge into ``maybe_tag`` says which markers it looks for when it comes from there.
-6. An unguarded arm every state of a box has (``overflow`` in a tool block) is drawn
-   once, from the box's border; never one into ``maybe_tag`` (rule 5 is per state).
+6. An arm every state of a box has (``overflow`` in a tool block, ``[j_bad]`` in the
+   JSON body), or all but a few that the label names (``eof``, which ends a bare block
+   complete in its last positions and releases every other held block), is drawn once,
+   from the box's border; so is each state's own ``[else]`` when they all lead to one
+   place with one action (``[else] any other character / j_abort``: the characters
+   differ by state, and are those its other edges do not take; the tooltip lists them).
+   Never one into ``maybe_tag`` (rule 5 is per state).
 7. A self-loop's label is listed inside its state under a rule (``↻``, UML's internal
    transitions); on a busy state a loop label would otherwise land on other edges.
 8. ``fork`` (an opener several dialects share) is a diamond, UML's choice: one edge per
    dialect, labelled with the markers that choose it, and ``[else]`` back to text.
+9. In a compact region (the JSON body's tokenizer) each state lists its moves to the
+   other states of the region inside itself (``→ j_string: [else] quote / …``), and
+   those arrows carry no label: as eleven states' labelled arrows they cover one
+   another, and where the body leads (its edges out of the box) is what an auditor
+   follows. The tooltips of the arrows still list every transition.
 
 The text is deterministic: everything is emitted in declaration order, with no ids.
 """
@@ -55,8 +67,15 @@ _REGIONS: dict[str, tuple[str, str]] = {
     "value": ("parameter values: a close is held until what follows confirms it", "#e6f0fa"),
     "cdata": ("CDATA: nothing is markup until ]]>", "#f6ead0"),
     "json": ("JSON value: markup in a string is data", "#e6f0fa"),
+    "json_body": ("JSON body, checked token by token: markup in a string is data; "
+                  "each state lists its moves (→)", "#e6f0fa"),
+    "capture": ("capture: a name or an id between markers", "#f4f4f4"),
 }
 _BLOCK = "cluster_block"
+#: Regions drawn compactly (rule 9): the JSON tokenizer's token-by-token moves matter
+#: less to an auditor than where a body leads, and as labelled arrows between its
+#: eleven states they cover one another.
+_COMPACT = frozenset({"json_body"})
 #: Characters of the drawing's own notation (explained in the legend); any other
 #: character outside Latin-1 is named by code point there, since it may render as an
 #: empty box without a CJK font.
@@ -141,6 +160,9 @@ class Alt:
     arms: list[Arm] = field(default_factory=list)
     #: Position among the source's guarded alternatives (0: not numbered).
     order: int = 0
+    #: On a box's ``[else]`` edge (``Edge.fallback``), the one state this alternative
+    #: leaves: its tooltip section names it, with the characters it falls back on.
+    source: str = ""
 
     def add(self, r: Row) -> None:
         for a in self.arms:
@@ -159,6 +181,9 @@ class Edge:
     cluster: str = ""
     marker: bool = False
     but: tuple[str, ...] = ()
+    #: A box edge standing for each state's own ``[else]`` on the characters it has no
+    #: other edge for (the triggers differ by state; the tooltip lists each one's).
+    fallback: bool = False
 
     def rows(self) -> list[Row]:
         return [r for alt in self.alts for a in alt.arms for r in a.rows]
@@ -216,41 +241,127 @@ def _number(alts: dict[tuple[str, str, Guards], Alt], tried: list[Row]) -> None:
                 alts[k].order = n
 
 
-def _collapse(edges: list[Edge], clusters: list[Cluster]) -> list[Edge]:
-    """Draw once, from the border, an unguarded arm every state of a cluster has.
+def _exceptions_allowed(members: Sequence[str]) -> int:
+    """How many states of a box an edge from its border may name as not having it.
 
-    In a box of four or more states, an arm all but one of them have is drawn from the
-    border too, naming the one state that differs (a bare block's last position ends
-    the block at ``eof`` where every other held state releases it).
+    Each is named in the label ("from every state in the box but …"), so a few stay
+    readable: one in a box of four to seven states, two from eight, three from twelve.
+    A box of fewer than four has none: there the separate edges read as easily.
+    """
+    return min(3, len(members) // 4)
+
+
+def _collapse(edges: list[Edge], clusters: list[Cluster], rows: list[Row], chars: Sequence[str]) -> list[Edge]:
+    """Draw once, from a box's border, what its states share (rule 6), outer box first:
+
+    * an arm (guards, destination, actions and triggers) every state of the box has,
+      or all but the few :func:`_exceptions_allowed` names: ``overflow`` in a tool block,
+      ``eof`` everywhere but the positions where a bare block ends complete, the JSON
+      tokenizer's ``[j_bad]``;
+    * each state's own ``[else]`` to one place with one set of actions, on whatever
+      characters that state has no other edge for (the JSON tokenizer's ``j_abort``);
+    * a state's edges out of a box of states (no nested box) to one state: one edge
+      (``j_next``'s ``}`` and ``]`` to where a JSON body leads).
+
+    Never into the hub: each edge into ``maybe_tag`` says what its source looks for.
     """
     for c in _walk(clusters):
         members = c.all_members()
         if len(members) < 2:
             continue
-        by_sig: dict[tuple[object, ...], list[tuple[Edge, Arm]]] = {}
-        for e in edges:
-            # Not into the hub: each edge into maybe_tag says what its source looks for.
-            if (len(e.sources) == 1 and e.sources[0] in members and not e.alts[0].guards and e.dest not in members
-                    and e.dest != _HUB):
-                for a in e.alts[0].arms:
-                    sig = (e.dest, a.actions, tuple(a.triggers()), tuple(a.shadowed()))
-                    by_sig.setdefault(sig, []).append((e, a))
-        merged: dict[tuple[str, tuple[str, ...]], Edge] = {}
-        for pairs in by_sig.values():
-            sources = [e.sources[0] for e, _ in pairs]
-            but = tuple(m for m in members if m not in sources)
-            if len(sources) != len(set(sources)) or len(but) > (1 if len(members) >= 4 else 0):
-                continue
-            first = pairs[0][0]
-            m = merged.get((first.dest, but))
-            if m is None:
-                shared = tuple(x for x in members if x not in but)
-                m = merged[(first.dest, but)] = Edge(shared, first.dest, [Alt(())], cluster=c.key, but=but)
-                edges.insert(edges.index(first), m)
-            m.alts[0].arms.append(Arm(pairs[0][1].actions, [r for _, a in pairs for r in a.rows]))
-            for e, a in pairs:
-                e.alts[0].arms.remove(a)
-        edges = [e for e in edges if e.alts[0].arms]
+        edges = _shared_arms(edges, c, members)
+        edges = _fallbacks(edges, c, members, rows, chars)
+        edges = _exits(edges, c, members)
+    return edges
+
+
+def _leaving(e: Edge, members: Sequence[str]) -> bool:
+    """A single state's edge (not a marker's, not already a box's) out of the box."""
+    return (len(e.sources) == 1 and not e.cluster and not e.marker and e.sources[0] in members
+            and e.dest not in members and e.dest != _HUB)
+
+
+def _shared_arms(edges: list[Edge], c: Cluster, members: list[str]) -> list[Edge]:
+    #: (destination, guards, actions, triggers, shadowed triggers) → the arms that have it
+    by_sig: dict[tuple[str, Guards, tuple[str, ...], tuple[str, ...], tuple[str, ...]], list[tuple[Edge, Arm]]] = {}
+    for e in edges:
+        if _leaving(e, members):
+            alt = e.alts[0]
+            for a in alt.arms:
+                sig = (e.dest, alt.guards, a.actions, tuple(a.triggers()), tuple(a.shadowed()))
+                by_sig.setdefault(sig, []).append((e, a))
+    merged: dict[tuple[str, Guards, tuple[str, ...]], Edge] = {}
+    for (_dest, guards, _actions, _trig, _shadowed), pairs in by_sig.items():
+        sources = [e.sources[0] for e, _ in pairs]
+        but = tuple(m for m in members if m not in sources)
+        if len(sources) != len(set(sources)) or len(but) > _exceptions_allowed(members):
+            continue
+        first = pairs[0][0]
+        m = merged.get((first.dest, guards, but))
+        if m is None:
+            shared = tuple(x for x in members if x not in but)
+            # The number each state gives this guard, when they all give the same one.
+            orders = {e.alts[0].order for e, _ in pairs}
+            alt = Alt(guards, order=orders.pop() if len(orders) == 1 else 0)
+            m = merged[(first.dest, guards, but)] = Edge(shared, first.dest, [alt], cluster=c.key, but=but)
+            edges.insert(edges.index(first), m)
+        m.alts[0].arms.append(Arm(pairs[0][1].actions, [r for _, a in pairs for r in a.rows]))
+        for e, a in pairs:
+            e.alts[0].arms.remove(a)
+    return [e for e in edges if e.alts[0].arms]
+
+
+def _fallbacks(edges: list[Edge], c: Cluster, members: list[str], rows: list[Row], chars: Sequence[str]) -> list[Edge]:
+    # For each state, the character triggers some unguarded alternative takes.
+    taken: dict[tuple[str, str], set[str]] = {}
+    for r in rows:
+        if r.reachable and not r.guards and r.source in members:
+            taken.setdefault((r.source, r.dest), set()).add(r.trigger)
+    by_sig: dict[tuple[str, tuple[str, ...]], list[tuple[Edge, Arm]]] = {}
+    for e in edges:
+        if not _leaving(e, members) or e.alts[0].guards:
+            continue
+        src = e.sources[0]
+        for a in e.alts[0].arms:
+            trig = set(a.triggers())
+            others = set().union(*(t for (s, d), t in taken.items() if s == src and d != e.dest))
+            # Exactly "any other character": only characters, and every character this
+            # arm does not take has another unguarded edge of the state.
+            if trig and trig <= set(chars) and trig | others >= set(chars) and not trig & others:
+                by_sig.setdefault((e.dest, a.actions), []).append((e, a))
+    for (dest, actions), pairs in by_sig.items():
+        sources = [e.sources[0] for e, _ in pairs]
+        but = tuple(m for m in members if m not in sources)
+        if len(sources) < 2 or len(sources) != len(set(sources)) or len(but) > _exceptions_allowed(members):
+            continue
+        alts = [Alt((), [a], source=e.sources[0]) for e, a in pairs]
+        shared = tuple(x for x in members if x not in but)
+        edges.insert(edges.index(pairs[0][0]), Edge(shared, dest, alts, cluster=c.key, but=but, fallback=True))
+        for e, a in pairs:
+            e.alts[0].arms.remove(a)
+    return [e for e in edges if e.cluster or e.alts[0].arms]
+
+
+def _exits(edges: list[Edge], c: Cluster, members: list[str]) -> list[Edge]:
+    # Drawn from the states themselves, not from the border: with ``ltail`` the label
+    # sits where the hidden part of the spline runs, inside the box, far from the line
+    # a reader follows. One edge per state and destination keeps the labels of a state
+    # with several ways out to one place (j_next's } and ] closing a body) in one block.
+    if c.children:
+        return edges
+    by: dict[tuple[str, str, bool], list[Edge]] = {}
+    for e in edges:
+        if _leaving(e, members) and e.dest != "text":
+            # A release (red) never shares an edge with a move that keeps the block.
+            release = _is_release(a for r in e.rows() for a in r.actions)
+            by.setdefault((e.sources[0], e.dest, release), []).append(e)
+    for (src, dest, _release), es in by.items():
+        if len(es) < 2:
+            continue
+        alts = [alt for e in es for alt in e.alts]
+        edges.insert(edges.index(es[0]), Edge((src,), dest, alts))
+        for e in es:
+            edges.remove(e)
     return edges
 
 
@@ -327,7 +438,17 @@ class _Look:
         #: (marker, other guards, arm lines) → [numbers, places]: in a marker edge, the
         #: alternatives that differ only in where the marker was listened for share a line
         merged: dict[tuple[str, tuple[str, ...], tuple[str, ...]], tuple[list[str], list[tuple[str, str]]]] = {}
+        if e.fallback:
+            # One line for every state's own fallback; which characters each state
+            # falls back on is in the tooltip (they are the ones its other edges lack).
+            n = sum(counts.values())
+            count = " " + _font(f"×{n}", _HOT, bold=True) if n else ""
+            text = f"[else] any other character {actions_label(e.alts[0].arms[0].actions)}"
+            lines.append("<br/>".join(_h(x) for x in _wrap(text, 34)) + count)
         for alt in e.alts:
+            if e.fallback:
+                tip += _tooltip(alt)
+                continue
             arm_lines = []
             for arm in alt.arms:
                 trig = arm.triggers()
@@ -388,7 +509,9 @@ def _tooltip(alt: Alt) -> list[str]:
     """The tooltip lines of one alternative: its guards by their declared names, and
     every trigger with the actions it runs (what the tests read back)."""
     # Guards joined as GraphMachine joins them: a marker's label may hold spaces.
-    out = [(f"{alt.order}. " if alt.order else "") + "if: " + " & ".join(alt.guards)] if alt.guards else []
+    # An alternative of one state on a box's edge opens its own section: "from: S".
+    out = [f"from: {alt.source}"] if alt.source else []
+    out += [(f"{alt.order}. " if alt.order else "") + "if: " + " & ".join(alt.guards)] if alt.guards else []
     for arm in alt.arms:
         acts = " ".join(arm.actions) or "-"
         if arm.triggers():
@@ -466,7 +589,7 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
     kept = {decl.initial} | {s for e in edges for s in (*e.sources, e.dest)} if path_only else set(states)
     decls = [s for s in decl.states if s.name in kept]
     clusters = _clusters(decls, (layout.dialect.name for layout in m.layouts))
-    edges = _collapse(edges, clusters)
+    edges = _collapse(edges, clusters, drawn, decl.char_triggers)
     looks = {id(e): _Look(e, names, marks, decl.char_triggers, brief=path_only) for e in edges}
     # A return edge of a two-way pair away from the hub (fence_run -> in_fence back
     # from in_fence -> fence_run) is routed below: measured with label_overlaps, the
@@ -474,10 +597,20 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
     order = {s.name: i for i, s in enumerate(decl.states)}
     pairs = {(e.sources[0], e.dest) for e in edges if len(e.sources) == 1 and not e.cluster}
     returns = {(a, b) for a, b in pairs if (b, a) in pairs and a != b and _HUB not in (a, b) and order[a] > order[b]}
-    loops: dict[str, list[Edge]] = {}
+    # Listed inside their source state: self-loops (rule 7) and, in a compact region,
+    # every transition between its states (rule 9); those arrows carry no label.
+    owner = {s.name: s.owner for s in decl.states}
+    listed: dict[str, list[Edge]] = {}
     for e in edges:
+        src = e.sources[0]
         if e.sources == (e.dest,):
-            loops.setdefault(e.dest, []).append(e)
+            listed.setdefault(src, []).append(e)
+    for e in edges:
+        src = e.sources[0]
+        if (len(e.sources) == 1 and not e.cluster and src != e.dest and owner.get(src) in _COMPACT
+                and owner.get(e.dest) == owner[src]):
+            listed.setdefault(src, []).append(e)
+    unlabelled = {id(e) for es in listed.values() for e in es}
 
     dot = _Dot()
     sub = "drawn from the declaration the runners are compiled from · regenerate: callsieve diagram"
@@ -486,8 +619,10 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
     dot.lines.append("digraph callsieve {")
     title = f'<<b><font point-size="16">{_h(view.title)}</font></b><br/><font point-size="10">{_h(sub)}</font>>'
     for k, v in (
+        # ranksep 0.5, not 0.45: with the JSON body's states, measured with label_overlaps,
+        # 0.45 lets dot stack two of the overview's labels at one rank.
         ("graph", [("rankdir", "LR"), ("compound", "true"), ("newrank", "true"), ("nodesep", "0.3"),
-                   ("ranksep", "0.45"), ("fontname", "Helvetica"), ("fontsize", "12"), ("labelloc", "t"), ("label", title)]),
+                   ("ranksep", "0.5"), ("fontname", "Helvetica"), ("fontsize", "12"), ("labelloc", "t"), ("label", title)]),
         ("node", [("shape", "box"), ("style", "rounded,filled"), ("fillcolor", "white"), ("fontname", "Helvetica"),
                   ("fontsize", "11"), ("margin", "0.08,0.04")]),
         ("edge", [("fontname", "Helvetica"), ("fontsize", "10"), ("arrowsize", "0.7")]),
@@ -496,9 +631,17 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
 
     docs = {s.name: s for s in decl.states}
     for c in clusters:
-        _draw_cluster(dot, c, lambda name: _draw_state(dot, docs[name], decl, loops, looks, marks, path_only))
+        _draw_cluster(dot, c, lambda name: _draw_state(dot, docs[name], decl, listed, looks, marks, path_only))
+    # Of several labelled edges between the same two states (a marker's and a dead
+    # tag's, maybe_tag -> in_param), dot bundles those with the same ports into one
+    # chain and stacks their labels on one another: all but the first go by the bottom.
+    seen: set[tuple[str, str]] = set()
     for e in edges:
-        _draw_edge(dot, e, looks[id(e)], {c.key: c for c in _walk(clusters)}, (e.sources[0], e.dest) in returns)
+        pair = (e.sources[0], e.dest)
+        again = pair in seen and not e.cluster and id(e) not in unlabelled and e.sources != (e.dest,)
+        seen.add(pair)
+        _draw_edge(dot, e, looks[id(e)], {c.key: c for c in _walk(clusters)}, pair in returns or again,
+                   labelled=id(e) not in unlabelled)
     if not path_only:
         _draw_panels(dot, view, decl, anchor="in_param" if "in_param" in docs else decl.initial)
     else:  # only what the path shows needs naming
@@ -517,7 +660,7 @@ def _draw_cluster(dot: _Dot, c: Cluster, draw_state: Callable[[str], None]) -> N
     dot.close()
 
 
-def _draw_state(dot: _Dot, s: StateDecl, decl: Declaration, loops: dict[str, list[Edge]], looks: dict[int, _Look],
+def _draw_state(dot: _Dot, s: StateDecl, decl: Declaration, listed: dict[str, list[Edge]], looks: dict[int, _Look],
                 marks: Marks | None, path_only: bool) -> None:
     name = s.name
     fill = {"maybe_tag": "#fde2c0", "in_reasoning": "#ece4f7", _FORK: "#fde2c0"}.get(name, "white")
@@ -536,10 +679,10 @@ def _draw_state(dot: _Dot, s: StateDecl, decl: Declaration, loops: dict[str, lis
         rows.append(f"<tr><td>{_font(doc, '#555555', '9')}{extra}</td></tr>")
     elif extra:
         rows.append(f"<tr><td>{extra[5:]}</td></tr>")
-    for n, loop in enumerate(loops.get(name, [])):
-        look = looks[id(loop)]
-        body = "<br/>".join(look.lines)
-        rows.append(("<hr/>" if n == 0 else "") + f"<tr><td>{_font('↻ ' + body, look.ink, '10')}</td></tr>")
+    for n, e in enumerate(listed.get(name, [])):
+        look = looks[id(e)]
+        body = ("↻ " if e.dest == name else f"→ <b>{_h(e.dest)}</b>: ") + "<br/>".join(look.lines)
+        rows.append(("<hr/>" if n == 0 else "") + f"<tr><td>{_font(body, look.ink, '10')}</td></tr>")
     attrs = [("label", f"<{_table(rows)}>"), ("fillcolor", fill), ("color", color), ("fontcolor", color),
              ("tooltip", f"{name}: {s.doc}")]
     if name == _FORK:
@@ -551,9 +694,10 @@ def _draw_state(dot: _Dot, s: StateDecl, decl: Declaration, loops: dict[str, lis
     dot.node(name, attrs)
 
 
-def _draw_edge(dot: _Dot, e: Edge, look: _Look, clusters: dict[str, Cluster], below: bool = False) -> None:
+def _draw_edge(dot: _Dot, e: Edge, look: _Look, clusters: dict[str, Cluster], below: bool = False,
+               labelled: bool = True) -> None:
     attrs: list[tuple[str, str]] = [("tailport", "s"), ("headport", "s")] if below else []
-    if e.sources != (e.dest,):  # a self-loop's label is inside its state
+    if labelled:  # else its label is listed inside its source state
         attrs.append(("label", "<" + "<br/>".join(look.lines) + ">"))
     attrs += [("tooltip", look.tooltip), ("color", look.color), ("fontcolor", look.ink)]
     if look.total:
@@ -581,9 +725,10 @@ HOW_TO_READ: tuple[tuple[str, str], ...] = (
     ("[m in s]", "the held tag is the marker m, listened for in state s (value spec)"),
     ("/ action ↺", "actions run; ↺: the character is read again in the new state"),
     ("↻", "a self-loop: listed inside its state"),
+    ("→ s:", "in a compact box (JSON body): a move to state s, listed inside its state"),
     ("blue", "a complete marker decided it"),
     ("red", "the block is released as text, with a Diagnostic"),
-    ("box edge", "an edge from a box's border leaves every state in it"),
+    ("box edge", "an edge from a box's border leaves every state in it, but those it names"),
     ("◇ fork", "an opener several dialects share: what follows it decides the dialect"),
 )
 
@@ -650,7 +795,8 @@ def _draw_panels(dot: _Dot, view: View, decl: Declaration, anchor: str) -> None:
         dot.close()
     rows = [_row("<b>how to read</b>", "")]
     rows += [_row(_font(_h(k), {"blue": _BLUE, "red": _RED}.get(k, "")), _h(v)) for k, v in HOW_TO_READ
-             if k != "◇ fork" or any(s.name == _FORK for s in decl.states)]
+             if (k != "◇ fork" or any(s.name == _FORK for s in decl.states))
+             and (k != "→ s:" or any(s.owner in _COMPACT for s in decl.states))]
     rows.append(_row("<b>character classes (triggers)</b>", ""))
     for name, chars in decl.classes.items():
         rows.append(_row(_h(name), _h(_class_chars(chars))))
