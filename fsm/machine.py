@@ -50,6 +50,7 @@ Theory of operation
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Iterable
@@ -384,7 +385,10 @@ class _Composer:
             self.states += tag.FORK_STATES
             self.rules += tag.FORK_RULES
         self.forks.append(fork)
-        pattern = "|".join(f"(?:{lf.marker.pattern})" for _l, lf in group if lf.marker is not None)
+        # One pattern for the shared opener; the dialects' own group names would repeat
+        # in it (``attrs``), and a fork reads no field of the opener: groups unnamed.
+        pattern = "|".join(f"(?:{re.sub(r'[(][?]P<[A-Za-z_][A-Za-z0-9_]*>', '(?:', lf.marker.pattern)})"
+                           for _l, lf in group if lf.marker is not None)
         examples = tuple(ex for _l, lf in group if lf.marker is not None for ex in lf.marker.examples)
         shared = Marker(pattern, examples, label)
         self.listen("text", shared, [((), "fork", ("fork_begin",))], fork, key=f"fork:text:{label}")

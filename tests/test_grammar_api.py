@@ -205,3 +205,13 @@ def test_register_makes_a_users_dialect_resolvable_by_name() -> None:
     finally:
         registry.REGISTRY.clear()
         registry.REGISTRY.update(saved)
+
+
+def test_a_fork_is_the_only_thing_prose_listens_for() -> None:
+    """Regression: the shared opener's merged pattern repeated the dialects' group names
+    (``attrs``), so it had no start characters and prose never left ``text`` (found by
+    the every-option grammar soup: hermes + qwen3_coder with reasoning off)."""
+    doc = 'a <tool_call>{"name": "f", "arguments": {}}</tool_call> b'
+    r = callsieve.parse(doc, dialects=["hermes", "qwen3_coder"], reasoning=False)
+    assert [(c.dialect, c.name) for c in r.calls] == [("hermes", "f")]
+    assert r.text == "a  b"
