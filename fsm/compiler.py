@@ -68,6 +68,11 @@ class CompiledMachine:
     first_loops: dict[str, "GuardedLoop"] = field(default_factory=dict)
     #: (state, matcher or None) → scanner; filled on first use, shared by all runners.
     scanners: dict[tuple[str, Matcher | None], Scanner] = field(default_factory=dict)
+    #: (state, trigger) → (start, end, key → rows): the rows ``start:end`` are each
+    #: guarded first by a hit guard (``hit_key(ch) == key``, one per listened marker);
+    #: only those of the held tag's key can fire, so only they are tried (issue 12,
+    #: finding 9: a completed tag tried every marker's row in turn).
+    hit_rows: dict[tuple[str, str], tuple[int, int, dict[str, tuple[Row, ...]]]] = field(default_factory=dict)
 
     def scanner(self, state: str, matcher: Matcher | None) -> Scanner:
         key = (state, matcher)
@@ -108,7 +113,31 @@ def compile_machine(composed: Machine) -> CompiledMachine:
         loop = _first_loop(state, frozen[state], names[state], decl.char_triggers, model)
         if loop is not None:
             first_loops[state] = loop
-    return CompiledMachine(frozen, bulk, decl.initial, decl.class_of(), first_loops)
+    hit_rows = {}
+    for state, by in names.items():
+        for trigger, named in by.items():
+            index = _hit_index(named, frozen[state][trigger])
+            if index is not None:
+                hit_rows[(state, trigger)] = index
+    return CompiledMachine(frozen, bulk, decl.initial, decl.class_of(), first_loops, hit_rows=hit_rows)
+
+
+def _hit_index(named: list[tuple[tuple[str, ...], tuple[str, ...], str]],
+               rows: tuple[Row, ...]) -> tuple[int, int, dict[str, tuple[Row, ...]]] | None:
+    """The longest run of rows whose first guard is a hit guard, indexed by its key."""
+    hit = [bool(g) and (g[0].startswith("hit:") or g[0].startswith("fork:")) for g, _a, _d in named]
+    if sum(hit) < 4:
+        return None
+    start = hit.index(True)
+    end = start
+    while end < len(hit) and hit[end]:
+        end += 1
+    if any(hit[end:]):
+        return None
+    by_key: dict[str, list[Row]] = {}
+    for k in range(start, end):
+        by_key.setdefault(named[k][0][0], []).append(rows[k])
+    return start, end, {key: tuple(r) for key, r in by_key.items()}
 
 
 @dataclass(frozen=True)
@@ -235,7 +264,12 @@ class CompiledRunner:
     # -- stepping
     def _step(self, trigger: str, ch: str) -> None:
         ctx = self.ctx
-        for guards, actions, dest in self.c.table[ctx.state][trigger]:
+        index = self.c.hit_rows.get((ctx.state, trigger))
+        rows = self.c.table[ctx.state][trigger]
+        if index is not None:
+            start, end, by_key = index
+            rows = rows[:start] + by_key.get(getattr(ctx, "hit_key")(ch), ()) + rows[end:]
+        for guards, actions, dest in rows:
             for g, target in guards:
                 if g(ctx, ch) != target:
                     break
