@@ -271,11 +271,16 @@ def test_block_wide_eof_and_overflow_are_drawn_once_from_the_box() -> None:
     dot = committed(BY_NAME["overview"])
     boxed = {tooltip(m.group(3)).split("\n")[2]: tooltip(m.group(3)) for m in EDGE.finditer(dot)
              if m.group(2) == "text" and 'ltail="cluster_block"' in m.group(3)}
-    assert sorted(boxed) == ["on eof: abort_block_eof", "on overflow: abort_oversized"]
+    # eof releases the block from the box; overflow no longer leaves its state (a block
+    # past the limit spills: the state reads on, releasing what it reads), so it is no
+    # box edge to text but a self-loop of every held state.
+    assert sorted(boxed) == ["on eof: abort_block_eof"]
     decl = BY_NAME["overview"].machine.decl
     held = {s.name for s in decl.states if s.in_block}
+    overflow = {(t.source, t.dest, t.actions) for t in decl.transitions if t.trigger == OVERFLOW}
+    assert held <= {src for src, _d, _a in overflow} <= held | {"maybe_tag"}
+    assert all(dest == src and actions == ("abort_oversized",) for src, dest, actions in overflow)
     sources = {k: set(v.split("\n")[0].removeprefix("from: ").split()) for k, v in boxed.items()}
-    assert sources["on overflow: abort_oversized"] == held
     # eof: every held state releases the block, but the positions where a bare block
     # (dsml's, mistral's) may end, which end it complete; the label names each of them.
     releases = {t.source for t in decl.transitions if t.trigger == EOF_TRIGGER and t.actions == ("abort_block_eof",)}
@@ -283,13 +288,13 @@ def test_block_wide_eof_and_overflow_are_drawn_once_from_the_box() -> None:
     assert sources["on eof: abort_block_eof"] == held & releases
     assert held - releases == held & complete and 1 <= len(held & complete) <= 3
     eof_edge = next(m.group(3) for m in EDGE.finditer(dot) if "on eof: abort_block_eof" in m.group(3) and "cluster_block" in m.group(3))
-    named = [s.name for s in decl.states if s.name in held & complete]
-    assert f"from every state in the box but {', '.join(named)}</i>" in eof_edge
-    # No other edge from a held state draws overflow or that eof: the box edges stand for all.
+    for name in (s.name for s in decl.states if s.name in held & complete):
+        assert name in eof_edge
+    # No other edge from a held state draws that eof, and none draws overflow to text.
     tips = [t for m in EDGE.finditer(dot) if "tooltip=" in m.group(3)
             for t in [tooltip(m.group(3))] if set(t.split("\n")[0].removeprefix("from: ").split()) <= held]
-    assert sum(f"on {OVERFLOW}:" in t for t in tips) == 1
     assert sum("on eof: abort_block_eof" in t for t in tips) == 1
+    assert not [t for t in tips if f"on {OVERFLOW}:" in t and "to: text" in t]
 
 
 def _sections(tip: str) -> dict[str, set[str]]:
@@ -428,8 +433,8 @@ def test_a_trace_marks_decisions_and_counts_on_the_picture() -> None:
     reopen = _edge_attrs(dot, "after_close", "in_param", "reopen_value")
     assert "×1" in reopen
     assert marks.decision_totals[("after_close", "in_param", ())] == 1
-    fence = _edge_attrs(dot, "tick_run", "in_fence", "run_opens_fence")
-    assert "×" not in fence and 'color="#a8a8a8"' in fence  # not taken: grey
+    think = _edge_attrs(dot, "maybe_tag", "in_reasoning", "enter_reasoning")
+    assert "×" not in think and 'color="#a8a8a8"' in think  # not taken: grey
     assert any(line.lstrip().startswith(tuple("0123456789")) and "* after_close" in line and "reopen_value" in line for line in log)
 
 
