@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from callsieve.grammar.api import MAX_TAG_CHARS
 from callsieve.grammar.states import EOF_TRIGGER, OTHER, OVERFLOW
@@ -423,11 +423,24 @@ def _make_scanner(rule: BulkRule, matcher: Matcher | None) -> Scanner:
     # A short chunk with no stop and no start character at all is one run.
     quick = re.compile("[" + re.escape(rule.stop_chars + starts) + "]").search
 
+    # Whether the chunk holds a rare start character is asked once per chunk, not once
+    # per scan: a chunk fed whole is scanned again after every stop, and asking the
+    # whole chunk each time made stop-dense input quadratic (the hostile "fences" input).
+    # (One tuple in one slot: scanners are shared by every sieve of a machine, and a
+    # tuple is replaced whole, so a sieve in another thread never reads a mixed pair.)
+    last: list[tuple[Any, bool]] = [(None, False)]
+
     def scan_markers(s: str, i: int) -> int:
         n = len(s)
         if n - i <= QUICK_CHARS and quick(s, i) is None:
             return n
-        if rare_one in s if rare_one else has_rare(s) is not None:
+        seen = last[0]
+        if seen[0] is s:
+            rare_here = seen[1]
+        else:
+            rare_here = (rare_one in s) if rare_one else (has_rare(s) is not None)
+            last[0] = (s, rare_here)
+        if rare_here:
             m = search_any(s, i)
         else:
             m = search_first(s, i)
