@@ -340,6 +340,14 @@ def _walk_markers(blocks: tuple[Block, ...]) -> Iterator[Marker]:
                 yield b.close
 
 
+def arguments_of(params: list[tuple[str, str, bool]]) -> dict[str, Any]:
+    """The arguments a renderer's ``(key, raw_value, is_json)`` parameters stand for:
+    what a dialect whose arguments are JSON writes (used by ``Dialect.render``)."""
+    import json
+
+    return {k: (json.loads(v) if is_json else v) for k, v, is_json in params}
+
+
 _ATTR = re.compile(r"""([\w:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 
-from callsieve.grammar.api import Block, Call, Capture, Dialect, JsonArgs, Many, Marker
+from callsieve.grammar.api import Block, Call, Capture, Dialect, JsonArgs, Many, Marker, arguments_of
 
 BAR, SP = "\uff5c", "\u2581"
 
@@ -64,7 +64,7 @@ V31_BLOCK = Block(
 def render_v3(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 0) -> str:
     out = [CALLS.examples[0]]
     for i, (name, params) in enumerate(calls):
-        args = {k: (json.loads(v) if is_json else v) for k, v, is_json in params}
+        args = arguments_of(params)
         body = json.dumps(args, ensure_ascii=False, indent=2 if variant % 2 else None)
         out.append(("\n" if i else "") + f"{_C}function{_S}{name}\n```json\n{body}\n```{CALL_END.examples[0]}")
     out.append(CALLS_END.examples[0])
@@ -74,7 +74,7 @@ def render_v3(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int
 def render_v31(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 0) -> str:
     out = [CALLS.examples[0]]
     for name, params in calls:
-        args = {k: (json.loads(v) if is_json else v) for k, v, is_json in params}
+        args = arguments_of(params)
         out.append(f"{_C}{name}{_S}{json.dumps(args, ensure_ascii=False)}{CALL_END.examples[0]}")
     out.append(CALLS_END.examples[0])
     return "".join(out)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 
-from callsieve.grammar.api import Block, Dialect, JsonCall, Marker
+from callsieve.grammar.api import Block, Dialect, JsonCall, Marker, arguments_of
 from callsieve.grammar.tags import close_tag, open_tag
 
 TOOL_CALL = Marker(open_tag("tool_call"), ("<tool_call>",), "<tool_call>")
@@ -30,7 +30,7 @@ def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 
     arguments before the name, and every third one leaves out the newlines."""
     out = []
     for name, params in calls:
-        args = {k: (json.loads(v) if is_json else v) for k, v, is_json in params}
+        args = arguments_of(params)
         body = {"arguments": args, "name": name} if variant % 2 else {"name": name, "arguments": args}
         nl = "" if variant % 3 == 2 else "\n"
         out.append(f"<tool_call>{nl}{json.dumps(body, ensure_ascii=variant % 4 == 3)}{nl}</tool_call>")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from callsieve.grammar.api import Block, Call, Capture, Dialect, JsonArgs, Many, Marker
+from callsieve.grammar.api import Block, Call, Capture, Dialect, JsonArgs, Many, Marker, arguments_of
 
 
 def special(*names: str) -> Marker:
@@ -41,7 +41,7 @@ def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 
     parts = ["<|tool_calls_section_begin|>"]
     sep = "\n" if variant % 2 else ""
     for i, (name, params) in enumerate(calls):
-        args = {k: (json.loads(v) if is_json else v) for k, v, is_json in params}
+        args = arguments_of(params)
         parts.append(f"{sep}<|tool_call_begin|>functions.{name}:{i}<|tool_call_argument_begin|>{json.dumps(args, ensure_ascii=False)}<|tool_call_end|>")
     parts.append(f"{sep}<|tool_calls_section_end|>")
     return "".join(parts)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 
-from callsieve.grammar.api import Alt, Block, Call, Capture, Dialect, JsonArgs, JsonCall, JsonCalls, Many, Marker, Opt, Seq
+from callsieve.grammar.api import Alt, Block, Call, Capture, Dialect, JsonArgs, JsonCall, JsonCalls, Many, Marker, Opt, Seq, arguments_of
 
 TOOL_CALLS = Marker(r"\[TOOL_CALLS\]", ("[TOOL_CALLS]",))
 CALL_ID = Marker(r"\[CALL_ID\]", ("[CALL_ID]",))
@@ -46,7 +46,7 @@ def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 
     """Even variants: v11/v13 (with an id every other time); odd: the v3 array."""
     objs = []
     for i, (name, params) in enumerate(calls):
-        objs.append((name, {k: (json.loads(v) if is_json else v) for k, v, is_json in params}, f"abc{i:06d}"))
+        objs.append((name, arguments_of(params), f"abc{i:06d}"))
     if variant % 2:
         sep = " " if variant % 4 == 3 else ""
         return "[TOOL_CALLS]" + sep + json.dumps([{"name": n, "arguments": a, "id": i} for n, a, i in objs], ensure_ascii=False)
