@@ -253,6 +253,17 @@ class CompiledRunner:
         self._sc_block: object = None
         self._sc: Scanner = _scan_nothing
         self._sc_run: Callable[[Context, str, int, int], int] = _run_nothing
+        #: ``search`` for any character that stops the prose run (a start character of
+        #: the text state's markers, a fence or span character), when the text state's
+        #: run action is the plain one: a chunk it finds nothing in is one run of
+        #: visible text (``Sieve.feed``'s fast path). Otherwise it finds something in
+        #: every chunk (the empty pattern), so the fast path is never taken.
+        self.text_quick: Callable[[str], object] = re.compile("").search
+        rule = compiled.bulk.get("text")
+        if rule is not None and not rule.loop_chars and getattr(rule.run, "__name__", "") == "text_run" \
+                and "text" in ctx.cfg.matchers:
+            stops = rule.stop_chars + (ctx.cfg.matchers["text"].start_chars if rule.marker_aware else "")
+            self.text_quick = re.compile("[" + re.escape(stops) + "]").search if stops else (lambda s: None)
 
     # -- scanning
     def _scanner(self, state: str, rule: BulkRule) -> Scanner:
