@@ -28,7 +28,7 @@ from typing import Any
 
 import regex
 
-from callsieve.grammar.api import MAX_TAG_CHARS, Marker, first_chars, tag_fields
+from callsieve.grammar.api import MAX_TAG_CHARS, Marker, first_chars, last_chars, tag_fields
 
 DEAD, VIABLE, COMPLETE = 0, 1, 2
 
@@ -71,6 +71,10 @@ class Matcher:
         #: tag whose attribute may hold ``[``): a chunk's tail is then checked from every
         #: start character, not only the last.
         self.exact_tail = any(_continues(e.marker, self.start_chars) for e in entries)
+        #: The characters a complete marker of this context can end with, or "" when
+        #: some pattern's last atom does not say (``viable_end`` then steps).
+        ends = [last_chars(e.marker.pattern) for e in entries]
+        self.end_chars = "" if any(x is None for x in ends) else "".join(sorted(set().union(*(x or set() for x in ends))))
         if entries:
             alts = "|".join(f"(?P<M{i}>{e.marker.pattern})" for i, e in enumerate(entries))
             self._partial: Any = regex.compile(alts)
@@ -129,6 +133,33 @@ class Matcher:
             # An open without a name is not a marker we can act on.
             return DEAD, None
         return COMPLETE, Hit(entry, fields)
+
+    def viable_end(self, tag: str, s: str, i: int) -> int:
+        """The first ``j >= i`` at which ``tag + s[i:j + 1]`` is not ``VIABLE`` (or
+        ``len(s)``): where holding the tag stops, exactly as classifying it one more
+        character at a time would find, but decided at once when a complete marker
+        lies inside ``s``. One match finds the marker's end; the only shorter prefixes
+        that could already be complete end with one of ``end_chars``, and only those
+        are classified. With no complete marker in reach the characters are stepped
+        (a dead tag dies within a few; a tag cut by the chunk's end runs to it)."""
+        n = len(s)
+        k = len(tag)
+        if self._partial is not None and self.end_chars:
+            text = tag + s[i : i + MAX_TAG_CHARS + 1 - k]
+            m = self._partial.match(text)
+            if m is not None and m.end() > k:
+                end: int = m.end()
+                classify = self.classify
+                ends = self.end_chars
+                for p in range(k + 1, end):
+                    if text[p - 1] in ends and classify(text[:p])[0] != VIABLE:
+                        return i + p - k - 1
+                return i + end - k - 1
+        classify = self.classify
+        j = i
+        while j < n and classify(tag + s[i : j + 1])[0] == VIABLE:
+            j += 1
+        return j
 
     def tail_viable(self, s: str, k: int) -> bool:
         """Whether ``s[k:]`` may still become a marker in the next chunk.

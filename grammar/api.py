@@ -421,6 +421,17 @@ def validate(dialect: Dialect) -> None:
 def first_chars(pattern: str) -> set[str] | None:
     """The exact set of characters a match of ``pattern`` can begin with, or None when
     that set is not a small set of literals (a class range, ``.``, an empty match)."""
+    return _edge_chars(pattern, 0)
+
+
+def last_chars(pattern: str) -> set[str] | None:
+    """The characters a match of ``pattern`` can end with (a superset is never
+    claimed: None when the pattern's last atom is not a small set of literals)."""
+    return _edge_chars(pattern, -1)
+
+
+def _edge_chars(pattern: str, edge: int) -> set[str] | None:
+    """``edge`` 0: the first characters of a match; -1: the last ones."""
     sre: Any
     try:  # the stdlib's own parser: no second regex grammar here
         from re import _parser as sre  # type: ignore[attr-defined,no-redef]
@@ -434,7 +445,7 @@ def first_chars(pattern: str) -> set[str] | None:
     def of(items: list[Any], flags: int) -> set[str] | None:
         if not items:
             return None
-        op, av = items[0]
+        op, av = items[edge]
         name = str(op)
         if name == "LITERAL":
             c = chr(av)
@@ -457,6 +468,8 @@ def first_chars(pattern: str) -> set[str] | None:
                     return None
                 out |= got
             return out
+        if edge == -1 and name in ("MAX_REPEAT", "MIN_REPEAT") and av[0] >= 1:
+            return of(list(av[2]), flags)  # x{1,}: a match ends as x's matches do
         return None
 
     return of(list(parsed), int(parsed.state.flags))

@@ -3,6 +3,10 @@ to ``callsieve bench``."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from hypothesis import given, strategies as st
+
 import callsieve
 from callsieve.tools.bench_workloads import hostile_fences
 
@@ -28,3 +32,36 @@ def test_a_chunk_is_asked_once_for_its_rare_start_character_not_once_per_scan() 
     events = s.feed(doc) + s.close()
     assert "".join(e.raw for e in events) == doc
     assert 1 <= CountingStr.asked <= 2, CountingStr.asked
+
+
+# ------------------------------------------------- tags decided whole (issue 13, item 2)
+def _stepped_end(matcher: Any, tag: str, s: str, i: int) -> int:
+    """What holding a tag one character at a time finds: the first non-viable prefix."""
+    from callsieve.matcher import VIABLE
+
+    j = i
+    while j < len(s) and matcher.classify(tag + s[i : j + 1])[0] == VIABLE:
+        j += 1
+    return j
+
+
+def _all_matchers() -> list[Any]:
+    machine = callsieve.Sieve().machine
+    out = list(machine.matchers.values())
+    for by_scope in machine.scoped.values():
+        out.extend(by_scope.values())
+    return [m for m in out if m.entries]
+
+
+_MATCHERS = _all_matchers()
+_PIECES = sorted({ex for m in _MATCHERS for e in m.entries for ex in e.marker.examples})
+
+
+@given(st.data())
+def test_a_tag_decided_at_once_ends_where_stepping_it_would(data: st.DataObject) -> None:
+    matcher = data.draw(st.sampled_from(_MATCHERS))
+    ex = data.draw(st.sampled_from([x for e in matcher.entries for x in e.marker.examples]))
+    cut = data.draw(st.integers(1, len(ex)))
+    tail = data.draw(st.lists(st.one_of(st.sampled_from(_PIECES), st.text("<>=/|｜ \n\"ax]", max_size=3)), max_size=4))
+    s = ex[cut:] + "".join(tail)
+    assert matcher.viable_end(ex[:cut], s, 0) == _stepped_end(matcher, ex[:cut], s, 0)

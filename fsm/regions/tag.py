@@ -106,12 +106,7 @@ class TagModel(ModelBase):
     def tag_viable_run(self, s: str, i: int) -> int:
         """End of the longest run ``s[i:j]`` each character of which ``tag_viable``
         would accept in turn (the run form of the guard, for the compiled runner)."""
-        classify = self.matcher().classify
-        tag = self.tag
-        j, n = i, len(s)
-        while j < n and classify(tag + s[i : j + 1])[0] == VIABLE:
-            j += 1
-        return j
+        return self.matcher().viable_end(self.tag, s, i)
 
     def tag_begin(self, ch: str) -> None:
         self.origin = self.state
