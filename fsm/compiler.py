@@ -137,7 +137,11 @@ def _hit_index(named: list[tuple[tuple[str, ...], tuple[str, ...], str]],
     by_key: dict[str, list[Row]] = {}
     for k in range(start, end):
         by_key.setdefault(named[k][0][0], []).append(rows[k])
-    return start, end, {key: tuple(r) for key, r in by_key.items()}
+    # Each key's whole row list is built here, once, not at every step.
+    before, after = rows[:start], rows[end:]
+    full = {key: before + tuple(r) + after for key, r in by_key.items()}
+    full[""] = before + after
+    return start, end, full
 
 
 @dataclass(frozen=True)
@@ -278,8 +282,8 @@ class CompiledRunner:
         index = self.c.hit_rows.get((ctx.state, trigger))
         rows = self.c.table[ctx.state][trigger]
         if index is not None:
-            start, end, by_key = index
-            rows = rows[:start] + by_key.get(getattr(ctx, "hit_key")(ch), ()) + rows[end:]
+            by_key = index[2]
+            rows = by_key.get(getattr(ctx, "hit_key")(ch)) or by_key[""]
         for guards, actions, dest in rows:
             for g, target in guards:
                 if g(ctx, ch) != target:
