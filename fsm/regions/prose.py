@@ -67,17 +67,22 @@ def _container(before: str, width: int) -> int:
     first), or 0. An item is open while no later line after a blank one starts left of
     its content (a line right after paragraph text is a lazy continuation: it does not
     close the item); a line in a deeper item belongs to it only if indented that far."""
-    lines = before.split("\n")[1:]
+    # The lines after the window's first newline, read from the last one back and split
+    # off one at a time: most answers need the last line or two, not the whole window.
+    end = len(before)
+    line = _line_before(before, end)
     least = width  # lines since then that started left of a column close items there
-    for k in range(len(lines) - 1, -1, -1):
-        line = lines[k]
+    while line is not None:
+        end -= len(line) + 1
         if not line.strip():
+            line = _line_before(before, end)
             continue
+        prev = _line_before(before, end)  # the line above (None: the window's first)
         m = LIST_ITEM.match(line)
         lead = _columns(line[: len(line) - len(line.lstrip(" \t"))])
-        if m is not None and SETEXT.match(line) and k > 0 and lines[k - 1].strip() and not _empty_item(lines[k - 1]):
+        if m is not None and SETEXT.match(line) and prev is not None and prev.strip() and not _empty_item(prev):
             m = None  # "-" under paragraph text: a setext heading's underline, no item
-        elif m is not None and k > 0 and _paragraph_line(lines[k - 1]) and LIST_ITEM.match(lines[k - 1]) is None \
+        elif m is not None and prev is not None and _paragraph_line(prev) and LIST_ITEM.match(prev) is None \
                 and (_empty_item(line) or _late_number(m)):
             m = None  # an empty item, or one numbered past 1, cannot interrupt a paragraph
         if m is not None:
@@ -86,11 +91,19 @@ def _container(before: str, width: int) -> int:
             if content <= least:
                 return content
             least = min(least, lead)
-        elif k == 0 or not _paragraph_line(lines[k - 1]) or _starts_block("\n" + line):
+        elif prev is None or not _paragraph_line(prev) or _starts_block("\n" + line):
             least = min(least, lead)
         if least == 0:
             return 0
+        line = prev
     return 0
+
+
+def _line_before(text: str, end: int) -> str | None:
+    """The line of ``text`` that ends at ``end`` (a newline or the end), or None when no
+    newline comes before it (``text.split("\n")[1:]`` read backwards)."""
+    k = text.rfind("\n", 0, end)
+    return text[k + 1 : end] if k >= 0 else None
 
 
 def _empty_item(line: str) -> bool:
@@ -128,13 +141,14 @@ def _indented_code(tail: str) -> bool:
     """The current line (after the last newline of ``tail``) is a line of an indented
     code block: four columns past its container, in a run of such lines that follows a
     blank line (an indented line right after paragraph text continues the paragraph)."""
-    lines = tail.split("\n")[1:]
-    if not lines:
+    k = tail.rfind("\n")
+    if k < 0:
         return False
-    current = lines[-1]
+    current = tail[k + 1 :]
     lead = _columns(current[: len(current) - len(current.lstrip(" \t"))])
     if lead < 4:
-        return False
+        return False  # (decided before splitting the window into lines: the common case)
+    lines = tail.split("\n")[1:]
     before = tail[: tail.rfind("\n")]
     if lead < _container(before, lead) + 4:
         return False
