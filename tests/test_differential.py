@@ -80,3 +80,14 @@ def test_runners_agree_on_documents_with_noise(data: st.DataObject) -> None:
     noise = data.draw(soup(6))
     at = data.draw(st.integers(0, len(doc)))
     both(doc[:at] + noise + doc[at:], data)
+
+
+@given(st.data())
+def test_runners_agree_on_bracket_runs_in_cdata(data: st.DataObject) -> None:
+    """``]`` runs after ``]]`` are taken whole by the compiled runner (one run form):
+    the value keeps every bracket, whatever the run lengths and the chunking."""
+    value = data.draw(st.text("]x>", max_size=40).filter(lambda v: "]]>" not in v and not v.endswith("]")))
+    doc = f'<tool_calls>\n<invoke name="w">\n<parameter name="c"><![CDATA[{value}]]></parameter>\n</invoke>\n</tool_calls>'
+    both(doc, data, dialects=["xml"])
+    calls = [e for e in run(data.draw(chunks(doc)), dialects=["xml"]) if isinstance(e, callsieve.ToolCall)]
+    assert [c.arguments for c in calls] == [{"c": value}]

@@ -37,6 +37,14 @@ class CdataModel(ValueModel):
         self._value(b.cdata_held[0], cdata=True)
         b.cdata_held = b.cdata_held[1:] + ch
 
+    def cdata_shift_run(self, s: str, i: int, j: int) -> int:
+        """A run of ``]`` after ``]]``: each one shifts a ``]`` into the value and two
+        stay held (``cdata_held`` is ``"]]"`` throughout), so the run is taken whole."""
+        j = min(j, i + self.run_budget())
+        self._hold(s[i:j])
+        self._value("]" * (j - i), cdata=True)
+        return j
+
     def cdata_release(self, ch: str) -> None:
         b = self._block()
         self._value(b.cdata_held, cdata=True)
@@ -68,4 +76,4 @@ RULES = (
     )],
 )
 
-REGION = Region("cdata", STATES, RULES, CdataModel)
+REGION = Region("cdata", STATES, RULES, CdataModel, run_forms=(("cdata_shift", "cdata_shift_run"),))
