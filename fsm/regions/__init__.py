@@ -136,6 +136,12 @@ class ModelBase:
         """``s`` stands on the lines of the document: visible text as it is flushed, and
         input that became no text (a block of calls), since the prose region reads line
         heads from the text before them (``recent_text``)."""
+        if len(s) > 2 * LINE_TAIL:
+            # What the trim below would keep, without joining a long block's raw text
+            # (megabytes) to the window first only to cut the window back out of it.
+            self.recent = [s[-LINE_TAIL:]]
+            self.recent_len = LINE_TAIL
+            return
         self.recent.append(s)
         self.recent_len += len(s)
         if self.recent_len > 2 * LINE_TAIL:
