@@ -24,7 +24,7 @@ from callsieve.grammar.api import Choose, JsonValue, Raw
 from callsieve.grammar.states import ALL, EOF_TRIGGER, OVERFLOW, START, Region, StateDecl, but, on
 from callsieve.regions import quote
 from callsieve.regions.block import BlockModel, Call
-from callsieve.schema import coerce, is_string_only, parse_json_value, types_of
+from callsieve.schema import coerce, is_string_only, json_or_raw, parse_json_value, types_of
 from callsieve.structure import ValueSpec
 from callsieve.values import ValueDecoder
 
@@ -66,7 +66,8 @@ class ValueModel(BlockModel):
             b.malformed_reason = "parameter outside a call"
             call = Call("", None, "", False, b.raw_len)
             b.call = call
-        name = hit.fields["name"]
+        name = hit.fields.get("name") or b.key
+        b.key = ""
         schema = None
         if b.spilled:
             # Overflowed: the spec is kept (the value's close is still listened for),
@@ -82,7 +83,9 @@ class ValueModel(BlockModel):
             streaming = False
             style = Raw(body.close).style
         else:
-            streaming = schema is None or is_string_only(schema)
+            # A value that is JSON when it parses is typed once whole, unless the
+            # schema says string.
+            streaming = is_string_only(schema) if body.style.json_when_valid else (schema is None or is_string_only(schema))
             style = body.style
         b.param = Param(name, spec, streaming, ValueDecoder(style), schema)
         self.scope = spec.name
@@ -90,6 +93,15 @@ class ValueModel(BlockModel):
         self._hold(tag)
         if streaming:
             self._delta(call, self._key_prefix(call, name) + '"')
+
+    def begin_param(self, ch: str) -> None:
+        """A parameter's open whose key stands between it and its value: the key is
+        its name, if it carries one, or what a capture after it reads."""
+        b = self._block()
+        hit = self._hit(ch)
+        b.key = hit.fields.get("name", "")
+        self._hold(self._take_tag(ch))
+        self.enter_body(ch)
 
     def _key_prefix(self, call: Call, name: str) -> str:
         lead = ", " if call.opened_json else "{"
@@ -192,6 +204,8 @@ class ValueModel(BlockModel):
                     self._delta(call, quote(tail)[1:-1])
                 self._delta(call, '"')
                 value, problem = text, None
+            elif isinstance(p.spec.body, Raw) and p.spec.body.style.json_when_valid:
+                value, problem = json_or_raw(text, p.schema)
             elif p.schema is not None:
                 value, problem = coerce(text, p.schema)
             else:
