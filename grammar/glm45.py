@@ -45,12 +45,12 @@ ARG_VALUE = Marker(open_tag("arg_value"), ("<arg_value>",), "<arg_value>")
 ARG_VALUE_END = Marker(close_tag("arg_value"), ("</arg_value>",), "</arg_value>")
 
 #: The name, alone on the opener's line (spaces around it are grammar).
-NAME = r"\s*(?P<name>[^\s<>\uff1c]{1,128})\s*"
+NAME = r"[ \t]{0,8}(?P<name>[^\s<>\uff1c]{1,128})\s*"
 #: A key: one line, no angle brackets (spaces around it are dropped).
 KEY = r"\s*(?P<name>[^\s<>\uff1c](?:[^<>\uff1c\n]{0,126}[^\s<>\uff1c])?)\s*"
 #: What a GLM call begins with after ``<tool_call>``: a name character, never the
 #: ``<`` of qwen3_coder's ``<function=`` nor the ``{`` of a hermes body.
-NAME_START = Marker(r"[^\s<>\uff1c\uff1e{}\[\]\"']", ("g", "f", "_"), "NAME")
+NAME_START = Marker(r"[^\s<>\uff1c\uff1e{}\[\]\"']", ("g", "f", "_"), "a name character")
 
 BLOCK = Block(
     TOOL_CALL,
