@@ -229,9 +229,9 @@ class _Builder:
             parts = [self.leaf("param_begin", n.open, param=n)]
             for x in n.between[:-1]:
                 parts.append(self.leaf("capture", body=x, param=n) if isinstance(x, Capture) else self.node(x))
-            last = n.between[-1]
-            assert isinstance(last, Marker)
-            parts.append(self.leaf("param_open", last, param=n))
+            value_open = n.between[-1]
+            assert isinstance(value_open, Marker)
+            parts.append(self.leaf("param_open", value_open, param=n))
             parts.append(self.leaf("value", value=n.value, param=n))
             return self.seq(parts)
         raise GrammarError(f"dialect {self.dialect.name}: {type(n).__name__} is not a structure node")
