@@ -96,8 +96,10 @@ class ValueStyle:
       else typed from the raw text as every raw value is (a value that fits no type
       stays the raw string, with a ``type_mismatch`` Diagnostic). Without a schema:
       a JSON object, array, number or boolean is decoded; anything else (a JSON
-      string, ``null``, text) stays the raw string. Such values stream whole, once
-      their close is confirmed, unless the schema says string.
+      string, ``null``, text) stays the raw string. A value streams as it arrives
+      once it can only be a string (string-typed, or, without a schema, its first
+      character past whitespace is none of ``{ [ - 0-9 t f``); any other is sent
+      whole once its close is confirmed.
     """
 
     strip_newlines: bool = False

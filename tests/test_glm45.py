@@ -226,22 +226,34 @@ def test_a_parameter_the_schema_does_not_list_follows_the_schemaless_rule() -> N
     assert got == 12 and problems == []
 
 
-def test_a_string_parameter_streams_as_it_arrives_others_are_sent_once_decided() -> None:
-    value = "line one\nline two\nline three"
+@pytest.mark.parametrize("schema, streams", [({"type": "string"}, True), (None, True), ({"type": ["string", "integer"]}, False)])
+@pytest.mark.parametrize("value", ["line one\nline two\nline three", ' "quoted" one\nline two\nline three'])
+def test_a_value_that_can_only_be_a_string_streams_as_it_arrives(schema: dict[str, Any] | None, streams: bool, value: str) -> None:
+    """String-typed, or without a schema once its first character past spaces cannot
+    begin a JSON object, array, number or boolean; an integer is sent once decided."""
     doc = f"<tool_call>f<arg_key>s</arg_key><arg_value>{value}</arg_value><arg_key>n</arg_key><arg_value>42</arg_value></tool_call>"
-    for schema, streams in (({"type": "string"}, True), (None, False)):
-        props: dict[str, Any] = {"n": {"type": "integer"}}
-        if schema is not None:
-            props["s"] = schema
-        sieve = callsieve.Sieve(tools=tools(**props), id_prefix="c")
-        cut = doc.index("line three")  # the value is not closed yet
-        early = sieve.feed(doc[:cut])
-        sent = "".join(deltas(early, 0))
-        assert ('"s": "line one\\nline two' in sent) is streams, sent
-        events = early + sieve.feed(doc[cut:]) + sieve.close()
-        assert calls(events) == [("f", {"s": value, "n": 42})]
-        assert '"n": 42}' in "".join(deltas(events, 0))  # typed, sent once decided
-        assert deltas_match(events)
+    props: dict[str, Any] = {"n": {"type": "integer"}}
+    if schema is not None:
+        props["s"] = schema
+    sieve = callsieve.Sieve(tools=tools(**props), id_prefix="c")
+    cut = doc.index("line three")  # the value is not closed yet
+    early = [e for c in doc[:cut] for e in sieve.feed(c)]
+    sent = "".join(deltas(early, 0))
+    assert ('one\\nline two' in sent) is streams, sent
+    events = early + sieve.feed(doc[cut:]) + sieve.close()
+    assert calls(events) == [("f", {"s": value, "n": 42})]
+    assert '"n": 42}' in "".join(deltas(events, 0))  # typed, sent once decided
+    assert deltas_match(events)
+
+
+@pytest.mark.parametrize("value, expected", [("  [1, 2]", [1, 2]), (" -3", -3), ("\ntrue", True), ("{x", "{x"), ("fine", "fine")])
+def test_a_value_that_may_be_json_is_held_until_its_close(value: str, expected: Any) -> None:
+    doc = f"<tool_call>f<arg_key>v</arg_key><arg_value>{value}</arg_value></tool_call>"
+    sieve = callsieve.Sieve(id_prefix="c")
+    early = [e for c in doc[: doc.index("</arg_value>")] for e in sieve.feed(c)]
+    assert "".join(deltas(early, 0)) == ""
+    events = early + sieve.feed(doc[doc.index("</arg_value>"):]) + sieve.close()
+    assert calls(events) == [("f", {"v": expected})] and deltas_match(events)
 
 
 def test_a_key_given_twice_makes_the_block_malformed() -> None:

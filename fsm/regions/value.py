@@ -38,6 +38,10 @@ class Param:
     schema: dict[str, Any] | None
     decoded: Pieces = field(default_factory=Pieces)
     raw_value: Pieces = field(default_factory=Pieces)
+    #: JSON when it parses, no schema: not yet known to be a string (it begins with
+    #: whitespace so far); once its first other character cannot begin a JSON object,
+    #: array, number or boolean it is a string and streams from there on
+    undecided: bool = False
 
     @property
     def json(self) -> bool:
@@ -88,6 +92,7 @@ class ValueModel(BlockModel):
             streaming = is_string_only(schema) if body.style.json_when_valid else (schema is None or is_string_only(schema))
             style = body.style
         b.param = Param(name, spec, streaming, ValueDecoder(style), schema)
+        b.param.undecided = isinstance(body, Raw) and body.style.json_when_valid and types_of(schema) is None
         self.scope = spec.name
         b.json_depth = 0
         self._hold(tag)
@@ -121,12 +126,29 @@ class ValueModel(BlockModel):
         if out:
             p.decoded.append(out)
             call = b.call
+            if p.undecided:
+                self._decide_string(p, out, call)
+                return
             if p.streaming and call is not None and call.index is not None:
                 # _delta, inlined: this runs once per chunk of a streamed value.
                 if self.delta_index != call.index and self.delta_buf:
                     self.flush()
                 self.delta_index = call.index
                 self.delta_buf.append(quote(out)[1:-1])
+
+    def _decide_string(self, p: Param, out: str, call: Call | None) -> None:
+        """A value that is JSON when it parses, read without a schema: its first
+        character past whitespace decides whether it can still be JSON other than a
+        string (``{ [ - 0-9 t f``); if not, it is a string, and what it holds so far
+        is streamed now, the rest as it comes (a string never needs retracting)."""
+        head = out.lstrip(" \t\r\n")
+        if not head:
+            return
+        p.undecided = False
+        if head[0] in _JSON_NONSTRING_START or call is None:
+            return  # typed once whole, when its close is confirmed
+        p.streaming = True
+        self._delta(call, self._key_prefix(call, p.name) + '"' + quote(p.decoded.join())[1:-1])
 
     def value_char(self, ch: str) -> None:
         self._hold(ch)
@@ -217,6 +239,10 @@ class ValueModel(BlockModel):
         call.args[p.name] = value
         if not p.streaming:
             self._delta(call, self._key_prefix(call, p.name) + json.dumps(value, ensure_ascii=False))
+
+
+#: The characters a JSON object, array, number or boolean may begin with.
+_JSON_NONSTRING_START = frozenset("{[-0123456789tf")
 
 
 STATES = (
