@@ -274,6 +274,8 @@ class Block:
     name: str = ""
     #: When dialects share this block's opener: a pattern over what follows the opener
     #: that tells this block apart (default: derived, the markers that may follow it).
+    #: The block is chosen once the pattern has matched whole and no other dialect's
+    #: still may; when none may, the opener is text.
     decide: Marker | None = None
 
 

@@ -23,11 +23,13 @@ when it parses, else raw text (``ValueStyle.json_when_valid``): a string-typed
 parameter stays raw; without a schema a JSON object, array, number or boolean is
 decoded and everything else (``null`` and JSON strings included) stays a string.
 
-It shares ``<tool_call>`` with qwen3_coder and hermes; the first character after the
-opener decides (spaces skipped): ``<`` (``<function=``) is qwen3_coder, ``{`` is
-hermes, and any other character that may begin a name is GLM. A GLM name beginning with
-``<``, ``{``, ``[`` or a quote would be read as the others' (or as nothing); OpenAI
-function names are ``[a-zA-Z0-9_-]``, so none does.
+It shares ``<tool_call>`` with qwen3_coder and hermes; what follows the opener decides
+(spaces skipped): ``<function=…>`` is qwen3_coder, ``{`` is hermes, and a name followed
+by a line end, ``<arg_key>`` or ``</tool_call>`` is GLM (``NAME_AHEAD``). A GLM name
+beginning with ``<``, ``{``, ``[`` or a quote would be read as the others' (or as
+nothing); OpenAI function names are ``[a-zA-Z0-9_-]``, so none does. Since the whole
+name line must be there before GLM is chosen, prose that mentions the opener
+(``<tool_call> tags``) fails every lookahead at once and is prose again.
 """
 
 from __future__ import annotations
@@ -44,19 +46,27 @@ ARG_KEY_END = Marker(close_tag("arg_key"), ("</arg_key>",), "</arg_key>")
 ARG_VALUE = Marker(open_tag("arg_value"), ("<arg_value>",), "<arg_value>")
 ARG_VALUE_END = Marker(close_tag("arg_value"), ("</arg_value>",), "</arg_value>")
 
-#: The name, alone on the opener's line (spaces around it are grammar).
-NAME = r"[ \t]{0,8}(?P<name>[^\s<>\uff1c]{1,128})\s*"
+#: The name, right after the opener, on its line (spaces after it are grammar; before
+#: it, they are prose mentioning the opener: ``<tool_call> and </tool_call>``).
+NAME = r"(?P<name>[^\s<>\uff1c]{1,128})\s*"
 #: A key: one line, no angle brackets (spaces around it are dropped).
 KEY = r"\s*(?P<name>[^\s<>\uff1c](?:[^<>\uff1c\n]{0,126}[^\s<>\uff1c])?)\s*"
-#: What a GLM call begins with after ``<tool_call>``: a name character, never the
-#: ``<`` of qwen3_coder's ``<function=`` nor the ``{`` of a hermes body.
-NAME_START = Marker(r"[^\s<>\uff1c\uff1e{}\[\]\"']", ("g", "f", "_"), "a name character")
+#: What follows ``<tool_call>`` in a GLM call (the fork's lookahead, spaces before it
+#: skipped): a name, beginning with a character that is never the ``<`` of
+#: qwen3_coder's ``<function=`` nor the ``{`` of a hermes body, up to its line end,
+#: ``<arg_key>`` or ``</tool_call>``. Prose after the opener (``<tool_call> tags``)
+#: fails it at its first space-then-word, and the opener is text again at once.
+NAME_AHEAD = Marker(
+    r"[^\s<>\uff1c\uff1e{}\[\]\"'][^\s<>\uff1c]{0,127}[ \t]{0,8}(?:\n|" + ARG_KEY.pattern + "|" + TOOL_CALL_END.pattern + ")",
+    ("get_weather\n", "f<arg_key>", "get_time</tool_call>", "get_time </tool_call>"),
+    "NAME, then a line end or a marker",
+)
 
 BLOCK = Block(
     TOOL_CALL,
     Call(
         None,
-        Capture(NAME, label="NAME"),
+        Capture(NAME, max_chars=160, label="NAME"),
         Many(Param(
             ARG_KEY,
             Raw(ARG_VALUE_END, ValueStyle(json_when_valid=True)),
@@ -65,7 +75,7 @@ BLOCK = Block(
         close=None,
     ),
     TOOL_CALL_END,
-    decide=NAME_START,
+    decide=NAME_AHEAD,
 )
 
 

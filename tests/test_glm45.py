@@ -109,7 +109,7 @@ def test_the_newline_and_compact_forms_of_one_call_are_the_same_call() -> None:
 
 # ---------------------------------------------------------------- names
 @pytest.mark.parametrize("doc", ["<tool_call>get_time</tool_call>", "<tool_call>get_time\n</tool_call>",
-                                 "<tool_call> get_time </tool_call>"])
+                                 "<tool_call>get_time </tool_call>"])
 def test_a_zero_argument_call(doc: str) -> None:
     for size in (0, 1):
         for dialects in (["glm45"], None):
@@ -126,14 +126,16 @@ def test_names_beginning_with_any_name_character_are_glm(name: str) -> None:
     assert calls(parsed(doc, 1)) == [(name, {"q": "x"})]
 
 
-def test_a_name_on_the_line_after_the_opener_is_no_glm_call() -> None:
-    """The template writes the name right after ``<tool_call>``; text on the next line
-    is not a call (it is released as text with a Diagnostic, never guessed)."""
-    doc = "<tool_call>\nget_time\n</tool_call>"
+@pytest.mark.parametrize("doc", ["<tool_call>\nget_time\n</tool_call>", "<tool_call> get_time</tool_call>"])
+def test_a_name_not_right_after_the_opener_is_no_glm_call(doc: str) -> None:
+    """The template writes the name right after ``<tool_call>``; a word after a space
+    or on the next line is not a call (released as text with a Diagnostic, never
+    guessed)."""
     for size in (0, 1):
-        events = parsed(doc, size)
-        assert calls(events) == [] and texts(events) == doc
-        assert codes(events) == ["malformed_block"]
+        for dialects in (["glm45"], None):
+            events = parsed(doc, size, dialects=dialects)
+            assert calls(events) == [] and texts(events) == doc
+            assert codes(events) == ["malformed_block"]
 
 
 def test_keys_may_hold_spaces_inside_and_lose_them_around() -> None:
@@ -310,7 +312,20 @@ def test_the_tool_call_fork_has_a_branch_per_dialect_and_draws_three() -> None:
     dot = render_dot(view)
     branches = [line for line in dot.splitlines() if line.strip().startswith('"fork" ->') and "fork_bind" in line]
     assert len(branches) == 3
-    assert any("glm45: next is a name character" in b for b in branches)
+    assert any("glm45: next is NAME, then a line end or a marker" in b for b in branches)
+
+
+@pytest.mark.parametrize("mention", ["<tool_call> tags", "<tool_call> and </tool_call>", "<tool_call>s", "<tool_call>-style markup"])
+def test_prose_that_mentions_the_opener_is_prose_again_and_a_call_after_it_is_found(mention: str) -> None:
+    """Behind the shared opener GLM's lookahead is its name up to a line end or a
+    marker: ``<tool_call> tags`` fails it at once (the opener is released as text,
+    with a Diagnostic), so the call later in the same reply is still read."""
+    doc = f"Models write {mention} to call tools. <tool_call>get_time</tool_call>"
+    for size in (0, 1):
+        events = parsed(doc, size)
+        assert calls(events) == [("get_time", {})]
+        assert texts(events) == doc[: doc.rindex("<tool_call>")]
+        assert codes(events) == ["malformed_block"]
 
 
 def test_a_glm_block_is_no_call_to_qwen3_coder_or_hermes_alone() -> None:
