@@ -372,3 +372,23 @@ def test_both_forms_of_drawn_calls_parse_to_the_calls_however_chunked(data: st.D
         assert codes(events) == [] and deltas_match(events)
         results.append([json.loads(e.arguments_json) for e in events if isinstance(e, callsieve.ToolCall)])
     assert results[0] == results[1]
+
+
+def test_a_value_is_typed_once_however_many_literal_closes_it_holds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Linear: each literal ``</arg_value>`` is decided by what follows it, and the value
+    is decoded once, when its real close is confirmed (never once per literal close)."""
+    import callsieve.regions.value as value_region
+
+    seen: list[int] = []
+    real = value_region.json_or_raw
+
+    def counting(raw: str, schema: Any) -> Any:
+        seen.append(len(raw))
+        return real(raw, schema)
+
+    monkeypatch.setattr(value_region, "json_or_raw", counting)
+    value = "[" + "</arg_value>x, " * 2000 + "]"
+    doc = f"<tool_call>f<arg_key>v</arg_key><arg_value>{value}</arg_value></tool_call>"
+    events = parsed(doc, 7)
+    assert calls(events) == [("f", {"v": value})]  # not JSON: the raw string
+    assert seen == [len(value)]
