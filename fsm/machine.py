@@ -35,7 +35,9 @@ Theory of operation
 
 6. Shared openers: when enabled dialects' openers read the same text, the opener leads
    to ``fork``, which decides by bounded lookahead against each dialect's FOLLOW of its
-   opener and replays the held text in the chosen grammar (``callsieve.regions.tag``).
+   opener (or its block's ``decide`` pattern), binds a dialect once its lookahead has
+   matched whole and no other's may, and replays the held text in the chosen grammar
+   (``callsieve.regions.tag``).
 
 7. Table-driven: states, triggers, guards, actions, their order. Not table-driven: what
    a guard computes (marker matching in ``callsieve.matcher``) and what an action does

@@ -91,10 +91,10 @@ class ValueStyle:
       CDATA sections.
     cdata: ``<![CDATA[ ... ]]>`` inside a value is raw data whose markup means nothing.
     json_when_valid: the value is JSON when it parses, else raw text (GLM writes
-      non-string values as JSON, strings raw). With a tool schema: a string-only
-      parameter stays raw; any other is the JSON value when it parses and fits,
-      else typed from the raw text as every raw value is (a value that fits no type
-      stays the raw string, with a ``type_mismatch`` Diagnostic). Without a schema:
+      non-string values as JSON, strings raw). With a tool schema it is typed as every
+      raw value is: a string-only parameter stays raw, an object or array is read as
+      JSON, a number, boolean or null from the text, and a value that fits no type
+      stays the raw string, with a ``type_mismatch`` Diagnostic. Without a schema:
       a JSON object, array, number or boolean is decoded; anything else (a JSON
       string, ``null``, text) stays the raw string. A value streams as it arrives
       once it can only be a string (string-typed, or, without a schema, its first

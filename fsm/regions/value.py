@@ -88,7 +88,8 @@ class ValueModel(BlockModel):
             style = Raw(body.close).style
         else:
             # A value that is JSON when it parses is typed once whole, unless the
-            # schema says string.
+            # schema says string (or, with no schema, once it can only be a string:
+            # ``_decide_string``).
             streaming = is_string_only(schema) if body.style.json_when_valid else (schema is None or is_string_only(schema))
             style = body.style
         b.param = Param(name, spec, streaming, ValueDecoder(style), schema)
