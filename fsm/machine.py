@@ -35,7 +35,9 @@ Theory of operation
 
 6. Shared openers: when enabled dialects' openers read the same text, the opener leads
    to ``fork``, which decides by bounded lookahead against each dialect's FOLLOW of its
-   opener and replays the held text in the chosen grammar (``callsieve.regions.tag``).
+   opener (or its block's ``decide`` pattern), binds a dialect once its lookahead has
+   matched whole and no other's may, and replays the held text in the chosen grammar
+   (``callsieve.regions.tag``).
 
 7. Table-driven: states, triggers, guards, actions, their order. Not table-driven: what
    a guard computes (marker matching in ``callsieve.matcher``) and what an action does
@@ -186,14 +188,19 @@ class _Composer:
                 ((f"case:{s.name}",), s.state, first + ("open_param",)) for s in specs[:-1]
             ]
             rows.append(((), specs[-1].state, first + ("open_param",)))
-            self.listen(origin, lf.marker, rows, Act(lf, specs), needs_name=True, scope=scope)
+            # Its key is its own name, unless it stands after the parameter's open (``between``).
+            keyed_before = lf.param is not None and bool(lf.param.between)
+            self.listen(origin, lf.marker, rows, Act(lf, specs), needs_name=not keyed_before, scope=scope)
             return
         if lf.kind == "block_close":
             self.listen(origin, lf.marker, [((), "text", first + ("close_block",))], Act(lf), scope=scope)
             return
         dest, enter = self.target(lf, layout)
-        action = {"call_open": "open_call", "call_close": "close_call", "block_open": "open_block", "mark": "hold_mark"}[lf.kind]
+        action = {"call_open": "open_call", "call_close": "close_call", "block_open": "open_block", "mark": "hold_mark",
+                  "param_begin": "begin_param"}[lf.kind]
         named = lf.kind == "call_open" and ("(?P<name>" in lf.marker.pattern or "(?P<attrs>" in lf.marker.pattern)
+        if lf.kind == "param_begin":
+            named = lf.param is not None and lf.param.key_capture() is None  # else a capture gives the key
         self.listen(origin, lf.marker, [((), dest, first + (action,))], Act(lf, (), enter), needs_name=named, scope=scope)
 
     # ------------------------------------------------------------ composition

@@ -184,6 +184,21 @@ def coerce(raw: str, schema: Mapping[str, Any] | None) -> tuple[Any, str | None]
     return raw, f"value {raw[:40]!r} is not of type {'/'.join(kinds)}"
 
 
+def json_or_raw(raw: str, schema: Mapping[str, Any] | None) -> tuple[Any, str | None]:
+    """A value that is JSON when it parses, else raw text (``ValueStyle.json_when_valid``,
+    GLM). With a schema it is typed as every raw value is (:func:`coerce`: a string
+    parameter stays raw, an object or array is JSON, a number or boolean is read from
+    the text; a value that fits no type stays the raw string with a problem). Without
+    one: a JSON object, array, number or boolean is decoded; anything else (a JSON
+    string, ``null``, text) stays the raw string, with no problem."""
+    if types_of(schema) is not None:
+        return coerce(raw, schema)
+    v, problem = parse_json_value(raw)
+    if problem is None and isinstance(v, (dict, list, int, float)):  # bool is an int
+        return v, None
+    return raw, None
+
+
 def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 

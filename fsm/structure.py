@@ -10,8 +10,11 @@ which markers a state listens for, and the set of markers that confirm a value's
 (FOLLOW of the value), are derived, never written by hand.
 
 Leaf kinds say which role action runs when the leaf is read: ``block_open``,
-``block_close``, ``call_open``, ``call_close``, ``param_open`` and ``value`` (a value
-body, whose own close marker is part of the body).
+``block_close``, ``call_open``, ``call_close``, ``param_begin`` (a parameter's open
+when its key stands between markers after it), ``param_open`` (the marker a value
+follows), ``mark`` (any other marker), ``capture`` (text read whole: a call's name or
+id, a parameter's key), the JSON bodies, and ``value`` (a value body, whose own close
+marker is part of the body).
 """
 
 from __future__ import annotations
@@ -63,13 +66,13 @@ BODY_KINDS = ("capture", "json_args", "json_call", "json_calls")
 @dataclass(eq=False)
 class Leaf:
     id: int
-    # block_open | block_close | call_open | call_close | mark | param_open | value
-    # | capture | json_args | json_call
+    # block_open | block_close | call_open | call_close | mark | param_begin | param_open
+    # | value | capture | json_args | json_call
     kind: str
     spec: BlockSpec
     marker: Marker | None = None
     value: Value | None = None
-    #: For a value leaf: the parameter open leaf before it (its key and Choose fields).
+    #: The parameter a leaf belongs to (a value, its opens, a capture giving its key).
     param: Param | None = None
     #: The body node of a capture / json_args / json_call leaf.
     body: Capture | JsonArgs | JsonCall | JsonCalls | None = None
@@ -218,7 +221,19 @@ class _Builder:
             self.call = outer
             return self.seq(parts)
         if isinstance(n, Param):
-            return self.seq([self.leaf("param_open", n.open), self.leaf("value", value=n.value, param=n)])
+            if not n.between:
+                return self.seq([self.leaf("param_open", n.open, param=n), self.leaf("value", value=n.value, param=n)])
+            # A key between markers (GLM <arg_key>KEY</arg_key><arg_value>): the open
+            # begins the parameter, its capture gives the key, the last marker opens
+            # the value.
+            parts = [self.leaf("param_begin", n.open, param=n)]
+            for x in n.between[:-1]:
+                parts.append(self.leaf("capture", body=x, param=n) if isinstance(x, Capture) else self.node(x))
+            value_open = n.between[-1]
+            assert isinstance(value_open, Marker)
+            parts.append(self.leaf("param_open", value_open, param=n))
+            parts.append(self.leaf("value", value=n.value, param=n))
+            return self.seq(parts)
         raise GrammarError(f"dialect {self.dialect.name}: {type(n).__name__} is not a structure node")
 
 
@@ -226,8 +241,10 @@ def _role(after: Leaf, follow: tuple[Leaf, ...]) -> str:
     kinds = {lf.kind for lf in follow}
     if kinds & {"call_open", "json_call", "json_calls"} or any(lf.starts_call for lf in follow):
         return "in_block"
-    if kinds & {"param_open"}:
+    if kinds & {"param_begin"} or any(lf.kind == "param_open" and not (lf.param and lf.param.between) for lf in follow):
         return "in_call"
+    if kinds & {"param_open"}:
+        return "before_value"
     return f"after_{after.kind}"
 
 

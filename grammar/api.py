@@ -16,8 +16,14 @@ Structure::
                                     close_optional=True it also ends, complete, where
                                     the grammar stops.
     Call(open, *items, close)       one call; its name is the ``name`` group (or
-                                    ``name`` attribute) of its open marker
-    Param(open, value)              one argument; its key is the open marker's ``name``
+                                    ``name`` attribute) of its open marker, or of a
+                                    capture in it; close=None: the call ends where its
+                                    JSON arguments end, else where its block closes
+    Param(open, value, between=())  one argument; its key is the open marker's ``name``,
+                                    or, with ``between`` (markers and one Capture that
+                                    stand between the open and the value, the last a
+                                    marker), the ``name`` group of that capture
+                                    (GLM ``<arg_key>KEY</arg_key><arg_value>``)
     Many(node, min=0)               repetition; Seq(*nodes) for a plain sequence
     Raw(close, style)               a value as raw text; its close ends it only where
                                     the grammar allows what follows (after-close
@@ -84,11 +90,22 @@ class ValueStyle:
     unescape_entities: decode the five XML entities and numeric references outside
       CDATA sections.
     cdata: ``<![CDATA[ ... ]]>`` inside a value is raw data whose markup means nothing.
+    json_when_valid: the value is JSON when it parses, else raw text (GLM writes
+      non-string values as JSON, strings raw). With a tool schema it is typed as every
+      raw value is: a string-only parameter stays raw, an object or array is read as
+      JSON, a number, boolean or null from the text, and a value that fits no type
+      stays the raw string, with a ``type_mismatch`` Diagnostic. Without a schema:
+      a JSON object, array, number or boolean is decoded; anything else (a JSON
+      string, ``null``, text) stays the raw string. A value streams as it arrives
+      once it can only be a string (string-typed, or, without a schema, its first
+      character past whitespace is none of ``{ [ - 0-9 t f``); any other is sent
+      whole once its close is confirmed.
     """
 
     strip_newlines: bool = False
     unescape_entities: bool = False
     cdata: bool = False
+    json_when_valid: bool = False
 
 
 # ------------------------------------------------------------------ structure
@@ -177,8 +194,21 @@ Value = Union[Raw, JsonValue, Choose]
 
 @dataclass(frozen=True)
 class Param:
+    """One argument: ``open``, then the ``between`` nodes, then the value.
+
+    The key is the ``name`` group (or ``name`` attribute) of ``open``; or, when a
+    :class:`Capture` stands in ``between``, that capture's ``name`` group (a key
+    written as text between two markers: GLM ``<arg_key>city</arg_key>``, then
+    ``<arg_value>``). ``between`` holds markers and at most one capture, and ends
+    with a marker: the one the value follows.
+    """
+
     open: Marker
     value: Value
+    between: tuple["Node", ...] = ()
+
+    def key_capture(self) -> "Capture | None":
+        return next((x for x in self.between if isinstance(x, Capture)), None)
 
 
 @dataclass(frozen=True)
@@ -244,6 +274,8 @@ class Block:
     name: str = ""
     #: When dialects share this block's opener: a pattern over what follows the opener
     #: that tells this block apart (default: derived, the markers that may follow it).
+    #: The block is chosen once the pattern has matched whole and no other dialect's
+    #: still may; when none may, the opener is text.
     decide: Marker | None = None
 
 
@@ -324,7 +356,7 @@ def _walk(nodes: object) -> Iterator[object]:
     elif isinstance(nodes, Call):
         yield from _walk(tuple(x for x in (nodes.open, *nodes.items, nodes.close) if x is not None))
     elif isinstance(nodes, Param):
-        yield from _walk((nodes.open,))
+        yield from _walk((nodes.open, *nodes.between))
     elif isinstance(nodes, (Many, Opt)):
         yield from _walk((nodes.item,))
     elif isinstance(nodes, (Seq, Alt)):
@@ -383,19 +415,37 @@ def validate(dialect: Dialect) -> None:
     if not dialect.blocks and not dialect.regions:
         raise GrammarError(f"dialect {dialect.name}: declares no block and no region")
     for n in _walk(dialect.blocks):
+        keys = {id(x.key_capture()) for x in _walk(n.items) if isinstance(x, Param)} if isinstance(n, Call) else set()
         named_inside = isinstance(n, Call) and any(
-            isinstance(x, Capture) and "(?P<name>" in x.pattern for x in _walk(n.items)
+            isinstance(x, Capture) and "(?P<name>" in x.pattern and id(x) not in keys for x in _walk(n.items)
         )
         if isinstance(n, Call) and (n.open is None or not _names_something(n.open)) and not named_inside:
             raise GrammarError(
                 f"dialect {dialect.name}: call without a name: call open {n.open.shown() if n.open else None!r} has no "
                 "(?P<name>...) group or attribute list, and no capture in the call has one"
             )
-        if isinstance(n, Param) and not _names_something(n.open):
-            raise GrammarError(
-                f"dialect {dialect.name}: parameter without a key: parameter open {n.open.shown()!r} "
-                "has no (?P<name>...) group or attribute list"
-            )
+        if isinstance(n, Param):
+            if n.between:
+                caps = [x for x in n.between if isinstance(x, Capture)]
+                if len(caps) > 1 or any(not isinstance(x, (Marker, Capture)) for x in n.between):
+                    raise GrammarError(
+                        f"dialect {dialect.name}: parameter {n.open.shown()!r}: between holds markers and at most one capture"
+                    )
+                if not isinstance(n.between[-1], Marker):
+                    raise GrammarError(
+                        f"dialect {dialect.name}: parameter {n.open.shown()!r}: between must end with a marker "
+                        "(the one the value follows)"
+                    )
+                if caps and "(?P<name>" not in caps[0].pattern:
+                    raise GrammarError(
+                        f"dialect {dialect.name}: parameter {n.open.shown()!r}: its key capture {caps[0].pattern!r} "
+                        "has no (?P<name>...) group"
+                    )
+            if not _names_something(n.open) and n.key_capture() is None:
+                raise GrammarError(
+                    f"dialect {dialect.name}: parameter without a key: parameter open {n.open.shown()!r} "
+                    "has no (?P<name>...) group or attribute list, and no capture between it and its value"
+                )
     for b in dialect.blocks:
         if b.open is None and b.close is not None and not b.close_optional:
             raise GrammarError(f"dialect {dialect.name}: a bare block (open=None) must have close_optional=True or close=None")

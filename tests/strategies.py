@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import callsieve
 from callsieve.grammar import REGISTRY, cdata, reasoning
-from callsieve.grammar.api import Dialect
+from callsieve.grammar.api import Dialect, Raw
 
 DIALECTS: list[Dialect] = list(REGISTRY.values())
 
@@ -126,21 +126,39 @@ def json_value(draw: st.DrawFn, d: Dialect) -> Any:
     return draw(st.recursive(leaf, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(NAME, inner, max_size=3), max_leaves=6))
 
 
+def json_when_valid(d: Dialect) -> bool:
+    """The dialect's values are JSON when they parse, else raw (GLM)."""
+    return any(isinstance(b, Raw) and b.style.json_when_valid for b in d.values())
+
+
+def loose_value(written: str) -> Any:
+    """What a JSON-when-it-parses value means without a schema (the README's rule, kept
+    apart from the engine's code): a JSON object, array, number or boolean; anything
+    else, a JSON string or null included, is the text as written."""
+    try:
+        v = json.loads(written, parse_constant=lambda c: 1 / 0)
+    except (ValueError, ZeroDivisionError):
+        return written
+    return v if isinstance(v, (dict, list, int, float)) else written
+
+
 @st.composite
 def call_of(draw: st.DrawFn, d: Dialect) -> tuple[str, list[tuple[str, str, bool]], dict[str, Any]]:
     name = draw(NAME)
     keys = draw(st.lists(NAME, unique=True, max_size=3))
     params: list[tuple[str, str, bool]] = []
     args: dict[str, Any] = {}
+    loose = json_when_valid(d)
     for key in keys:
-        if (d.has_json_values() or not list(d.values())) and draw(st.booleans()):
+        if (d.has_json_values() or loose or not list(d.values())) and draw(st.booleans()):
             v = draw(json_value(d))
             params.append((key, json.dumps(v, ensure_ascii=False), True))
-            args[key] = v
+            # (a loose dialect writes a string raw, anything else as JSON)
+            args[key] = loose_value(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)) if loose else v
         else:
             v = draw(raw_value(d))
             params.append((key, v, False))
-            args[key] = v
+            args[key] = loose_value(v) if loose else v
     return name, params, args
 
 
@@ -162,7 +180,7 @@ def document(draw: st.DrawFn, d: Dialect) -> tuple[str, Expected]:
         pieces.append(prose)
         text.append(prose)
         # (these render one block per call, joined by a newline that is not prose)
-        per_block = 1 if d.name in ("qwen3_coder", "hermes") else draw(st.integers(1, 3))
+        per_block = 1 if d.name in ("qwen3_coder", "hermes", "glm45") else draw(st.integers(1, 3))
         block_calls = [draw(call_of(d)) for _ in range(per_block)]
         variant = draw(st.integers(0, 64))
         pieces.append(d.render([(n, p) for n, p, _ in block_calls], variant))

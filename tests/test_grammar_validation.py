@@ -62,6 +62,34 @@ def test_a_parameter_without_a_key() -> None:
     rejects(dialect(arg=Marker("<p>", ("<p>",))), r"dialect toy: parameter without a key: parameter open '<p>'")
 
 
+KEY = Marker("<k>", ("<k>",))
+KEY_END = Marker("</k>", ("</k>",))
+VALUE = Marker("<v>", ("<v>",))
+
+
+def test_a_key_between_markers_is_the_parameters_key() -> None:
+    from callsieve.grammar.api import Capture
+
+    keyed = Many(Param(KEY, Raw(ARG_END), between=(Capture(r"(?P<name>[a-z]+)"), KEY_END, VALUE)))
+    r = callsieve.parse('<calls><c name="f"><k>a</k><v>1</p><k>b</k>\n<v>x</p>y</p></c></calls>', dialects=[dialect(params=keyed)])
+    assert [(c.name, c.arguments) for c in r.calls] == [("f", {"a": "1", "b": "x</p>y"})]
+
+
+def test_a_key_between_markers_the_rules() -> None:
+    from callsieve.grammar.api import Capture
+
+    cap = Capture(r"(?P<name>[a-z]+)")
+    bad = {
+        "between holds markers and at most one capture": (cap, KEY_END, cap, VALUE),
+        "between must end with a marker": (KEY_END, cap),
+        r"its key capture '\[a-z\]\+' has no \(\?P<name>": (Capture(r"[a-z]+"), KEY_END, VALUE),
+    }
+    for match, between in bad.items():
+        rejects(dialect(params=Many(Param(KEY, Raw(ARG_END), between=between))), rf"dialect toy: parameter '<k>': {match}")
+    rejects(dialect(params=Many(Param(KEY, Raw(ARG_END), between=(KEY_END, VALUE)))),
+            r"dialect toy: parameter without a key: parameter open '<k>'.*no capture between it and its value")
+
+
 def test_ambiguous_markers_at_one_position() -> None:
     twin = Marker('<p +name="(?P<name>[a-z]+)">', ('<p name="k">', '<p  name="k">'), "<p …>")
     params = Many(Param(ARG, Raw(ARG_END)))

@@ -70,6 +70,8 @@ class Block:
     held: list[str] = field(default_factory=list)
     cdata_held: str = ""
     json_depth: int = 0
+    #: a parameter's key read before its value opens (``Param.between``: GLM ``<arg_key>``)
+    key: str = ""
     #: why the block cannot be emitted, once known ("" while it can)
     malformed_reason: str = ""
     #: a bare block whose close arrived: it is a whole block after all
@@ -247,6 +249,10 @@ class BlockModel(TagModel):
     def close_block(self, ch: str) -> None:
         b = self._block()
         self._hold(self._take_tag(ch))
+        if b.call is not None:
+            # A call with no close marker of its own (GLM: the block is the call) ends
+            # with its block.
+            self.finish_call(b.call)
         self.block = None
         b.closed = True
         self._end(b)

@@ -2,10 +2,12 @@
 
 A call's name and id may stand as text between markers (Kimi ``functions.NAME:IDX``
 before ``<|tool_call_argument_begin|>``, DeepSeek V3.1 ``NAME`` before
-``<｜tool▁sep｜>``). ``in_capture`` holds that text; it listens for the markers that
+``<｜tool▁sep｜>``), and so may a parameter's key (GLM ``<arg_key>city</arg_key>``).
+``in_capture`` holds that text; it listens for the markers that
 may follow the capture (FOLLOW, derived) and, for a capture with ``end_chars``, ends at
 one of those characters (DeepSeek V3's name line). The held text must match the
-capture's pattern whole; its ``name`` and ``id`` groups go to the call. A capture that
+capture's pattern whole; its ``name`` and ``id`` groups go to the call (a key
+capture's ``name`` to the parameter that follows). A capture that
 does not match, or runs past ``max_chars``, makes the block malformed.
 """
 
@@ -62,6 +64,9 @@ class CaptureModel(BlockModel):
             b.malformed_reason = f"{self.captured[:60]!r} is not {body.label} ({body.pattern})"
             return
         groups = m.groupdict()
+        if getattr(leaf, "param", None) is not None:
+            b.key = (groups.get("name") or "").strip()  # a parameter's key (GLM <arg_key>)
+            return
         call = b.call
         if call is None:
             return

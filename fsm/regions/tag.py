@@ -13,11 +13,14 @@ state (a dialect's position between markers) a dead prefix makes the block malfo
 ``fork``: when enabled dialects share an opener (``<tool_call>``: qwen3_coder and
 others), the opener's row leads here instead of into one dialect. The fork holds what
 follows and classifies it against each candidate's *decider*, the markers that may
-follow the opener in that dialect (derived from its structure), skipping whitespace.
-As soon as one candidate alone is alive it is bound: its block opens with the held
-opener and the held text is read again in its grammar (``pushback``; bounded by
-``MAX_TAG_CHARS``, so each character is re-read at most once). None alive: the opener
-is released as text with a Diagnostic and the held text is read again as prose.
+follow the opener in that dialect (derived from its structure, or its block's
+``decide`` pattern), skipping whitespace. As soon as one candidate alone is alive and
+its decider has matched whole, it is bound: its block opens with the held opener and
+the held text is read again in its grammar (``pushback``; bounded by ``MAX_TAG_CHARS``,
+so each character is re-read at most once). None alive: the opener is released as text
+with a Diagnostic and the held text is read again as prose (so a decider that describes
+more than a first character, GLM's name up to its line end or next marker, lets prose
+that merely mentions the opener go back to being prose at once).
 """
 
 from __future__ import annotations
@@ -178,9 +181,9 @@ class TagModel(ModelBase):
         elif len(text) > FORK_MAX_SPACE + MAX_TAG_CHARS:
             got = (DEAD, None)
         else:
-            alive = [c for c in fork.candidates if c.decider.classify(rest)[0] != DEAD]
-            if len(alive) == 1:
-                got = (COMPLETE, alive[0])
+            alive = [(c, k) for c in fork.candidates for k in (c.decider.classify(rest)[0],) if k != DEAD]
+            if len(alive) == 1 and alive[0][1] == COMPLETE:
+                got = (COMPLETE, alive[0][0])
             elif alive:
                 got = (VIABLE, None)
             else:

@@ -24,7 +24,7 @@ from callsieve.grammar.api import Choose, JsonValue, Raw
 from callsieve.grammar.states import ALL, EOF_TRIGGER, OVERFLOW, START, Region, StateDecl, but, on
 from callsieve.regions import quote
 from callsieve.regions.block import BlockModel, Call
-from callsieve.schema import coerce, is_string_only, parse_json_value, types_of
+from callsieve.schema import coerce, is_string_only, json_or_raw, parse_json_value, types_of
 from callsieve.structure import ValueSpec
 from callsieve.values import ValueDecoder
 
@@ -38,6 +38,10 @@ class Param:
     schema: dict[str, Any] | None
     decoded: Pieces = field(default_factory=Pieces)
     raw_value: Pieces = field(default_factory=Pieces)
+    #: JSON when it parses, no schema: not yet known to be a string (it begins with
+    #: whitespace so far); once its first other character cannot begin a JSON object,
+    #: array, number or boolean it is a string and streams from there on
+    undecided: bool = False
 
     @property
     def json(self) -> bool:
@@ -66,7 +70,8 @@ class ValueModel(BlockModel):
             b.malformed_reason = "parameter outside a call"
             call = Call("", None, "", False, b.raw_len)
             b.call = call
-        name = hit.fields["name"]
+        name = hit.fields.get("name") or b.key
+        b.key = ""
         schema = None
         if b.spilled:
             # Overflowed: the spec is kept (the value's close is still listened for),
@@ -82,14 +87,27 @@ class ValueModel(BlockModel):
             streaming = False
             style = Raw(body.close).style
         else:
-            streaming = schema is None or is_string_only(schema)
+            # A value that is JSON when it parses is typed once whole, unless the
+            # schema says string (or, with no schema, once it can only be a string:
+            # ``_decide_string``).
+            streaming = is_string_only(schema) if body.style.json_when_valid else (schema is None or is_string_only(schema))
             style = body.style
         b.param = Param(name, spec, streaming, ValueDecoder(style), schema)
+        b.param.undecided = isinstance(body, Raw) and body.style.json_when_valid and types_of(schema) is None
         self.scope = spec.name
         b.json_depth = 0
         self._hold(tag)
         if streaming:
             self._delta(call, self._key_prefix(call, name) + '"')
+
+    def begin_param(self, ch: str) -> None:
+        """A parameter's open whose key stands between it and its value: the key is
+        its name, if it carries one, or what a capture after it reads."""
+        b = self._block()
+        hit = self._hit(ch)
+        b.key = hit.fields.get("name", "")
+        self._hold(self._take_tag(ch))
+        self.enter_body(ch)
 
     def _key_prefix(self, call: Call, name: str) -> str:
         lead = ", " if call.opened_json else "{"
@@ -109,12 +127,29 @@ class ValueModel(BlockModel):
         if out:
             p.decoded.append(out)
             call = b.call
+            if p.undecided:
+                self._decide_string(p, out, call)
+                return
             if p.streaming and call is not None and call.index is not None:
                 # _delta, inlined: this runs once per chunk of a streamed value.
                 if self.delta_index != call.index and self.delta_buf:
                     self.flush()
                 self.delta_index = call.index
                 self.delta_buf.append(quote(out)[1:-1])
+
+    def _decide_string(self, p: Param, out: str, call: Call | None) -> None:
+        """A value that is JSON when it parses, read without a schema: its first
+        character past whitespace decides whether it can still be JSON other than a
+        string (``{ [ - 0-9 t f``); if not, it is a string, and what it holds so far
+        is streamed now, the rest as it comes (a string never needs retracting)."""
+        head = out.lstrip(" \t\r\n")
+        if not head:
+            return
+        p.undecided = False
+        if head[0] in _JSON_NONSTRING_START or call is None:
+            return  # typed once whole, when its close is confirmed
+        p.streaming = True
+        self._delta(call, self._key_prefix(call, p.name) + '"' + quote(p.decoded.join())[1:-1])
 
     def value_char(self, ch: str) -> None:
         self._hold(ch)
@@ -192,6 +227,8 @@ class ValueModel(BlockModel):
                     self._delta(call, quote(tail)[1:-1])
                 self._delta(call, '"')
                 value, problem = text, None
+            elif isinstance(p.spec.body, Raw) and p.spec.body.style.json_when_valid:
+                value, problem = json_or_raw(text, p.schema)
             elif p.schema is not None:
                 value, problem = coerce(text, p.schema)
             else:
@@ -203,6 +240,10 @@ class ValueModel(BlockModel):
         call.args[p.name] = value
         if not p.streaming:
             self._delta(call, self._key_prefix(call, p.name) + json.dumps(value, ensure_ascii=False))
+
+
+#: The characters a JSON object, array, number or boolean may begin with.
+_JSON_NONSTRING_START = frozenset("{[-0123456789tf")
 
 
 STATES = (

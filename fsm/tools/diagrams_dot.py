@@ -758,7 +758,7 @@ def grammar_text(node: object) -> str:
     if isinstance(node, AltNode):
         return "( " + " | ".join(grammar_text(x) for x in node.items) + " )"
     if isinstance(node, Param):
-        return f"{node.open.shown()} {grammar_text(node.value)}"
+        return " ".join([node.open.shown(), *(grammar_text(x) for x in node.between), grammar_text(node.value)])
     if isinstance(node, Raw):
         return f"text {node.close.shown()}"
     if isinstance(node, JsonValue):
@@ -781,7 +781,7 @@ def _value_styles(d: Dialect) -> str:
             continue
         st = b.style
         got = [n for n, on in (("strip newlines", st.strip_newlines), ("XML entities", st.unescape_entities),
-                               ("CDATA", st.cdata)) if on]
+                               ("CDATA", st.cdata), ("JSON when it parses", st.json_when_valid)) if on]
         out.append("text" + (f" ({', '.join(got)})" if got else ""))
     return ", ".join(_unique(out))
 

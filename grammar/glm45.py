@@ -1,0 +1,110 @@
+"""GLM-4.5 / 4.6 (name line, key/value tags on their own lines) and GLM-4.7 / GLM-5
+(the same tags, no whitespace at all): ``<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>``.
+
+Wire format (shared/reference/dialects.md §6)::
+
+    <tool_call>get_weather
+    <arg_key>city</arg_key>
+    <arg_value>北京</arg_value>
+    </tool_call>
+
+    <tool_call>get_weather<arg_key>city</arg_key><arg_value>北京</arg_value></tool_call>
+
+One call per block, several blocks in a row. The name is the text after
+``<tool_call>`` up to a newline, ``<arg_key>`` or ``</tool_call>`` (a zero-argument
+call); each key is the text between ``<arg_key>`` and ``</arg_key>`` (a capture between
+two markers: a key inside one pattern would put ``<`` after its first character,
+against grammar rule 2); the value is between ``<arg_value>`` and ``</arg_value>``,
+which closes it only where ``<arg_key>`` or ``</tool_call>`` follows (a literal
+``</arg_value>`` in a file body is data).
+
+Values: the template writes strings raw and anything else as JSON, so a value is JSON
+when it parses, else raw text (``ValueStyle.json_when_valid``): a string-typed
+parameter stays raw; without a schema a JSON object, array, number or boolean is
+decoded and everything else (``null`` and JSON strings included) stays a string.
+
+It shares ``<tool_call>`` with qwen3_coder and hermes; what follows the opener decides
+(spaces skipped): ``<function=…>`` is qwen3_coder, ``{`` is hermes, and a name followed
+by a line end, ``<arg_key>`` or ``</tool_call>`` is GLM (``NAME_AHEAD``). A GLM name
+beginning with ``<``, ``{``, ``[`` or a quote would be read as the others' (or as
+nothing); OpenAI function names are ``[a-zA-Z0-9_-]``, so none does. Since the whole
+name line must be there before GLM is chosen, prose that mentions the opener
+(``<tool_call> tags``) fails every lookahead at once and is prose again.
+"""
+
+from __future__ import annotations
+
+import json
+
+from callsieve.grammar.api import Block, Call, Capture, Dialect, Many, Marker, Param, Raw, ValueStyle
+from callsieve.grammar.tags import close_tag, open_tag
+
+TOOL_CALL = Marker(open_tag("tool_call"), ("<tool_call>",), "<tool_call>")
+TOOL_CALL_END = Marker(close_tag("tool_call"), ("</tool_call>",), "</tool_call>")
+ARG_KEY = Marker(open_tag("arg_key"), ("<arg_key>",), "<arg_key>")
+ARG_KEY_END = Marker(close_tag("arg_key"), ("</arg_key>",), "</arg_key>")
+ARG_VALUE = Marker(open_tag("arg_value"), ("<arg_value>",), "<arg_value>")
+ARG_VALUE_END = Marker(close_tag("arg_value"), ("</arg_value>",), "</arg_value>")
+
+#: The name, right after the opener, on its line (spaces after it are grammar; before
+#: it, they are prose mentioning the opener: ``<tool_call> and </tool_call>``).
+NAME = r"(?P<name>[^\s<>\uff1c]{1,128})\s*"
+#: A key: one line, no angle brackets (spaces around it are dropped).
+KEY = r"\s*(?P<name>[^\s<>\uff1c](?:[^<>\uff1c\n]{0,126}[^\s<>\uff1c])?)\s*"
+#: What follows ``<tool_call>`` in a GLM call (the fork's lookahead, spaces before it
+#: skipped): a name, beginning with a character that is never the ``<`` of
+#: qwen3_coder's ``<function=`` nor the ``{`` of a hermes body, up to its line end,
+#: ``<arg_key>`` or ``</tool_call>``. Prose after the opener (``<tool_call> tags``)
+#: fails it at its first space-then-word, and the opener is text again at once.
+NAME_AHEAD = Marker(
+    r"[^\s<>\uff1c\uff1e{}\[\]\"'][^\s<>\uff1c]{0,127}[ \t]{0,8}(?:\n|" + ARG_KEY.pattern + "|" + TOOL_CALL_END.pattern + ")",
+    ("get_weather\n", "f<arg_key>", "get_time</tool_call>", "get_time </tool_call>"),
+    "NAME, then a line end or a marker",
+)
+
+BLOCK = Block(
+    TOOL_CALL,
+    Call(
+        None,
+        Capture(NAME, max_chars=160, label="NAME"),
+        Many(Param(
+            ARG_KEY,
+            Raw(ARG_VALUE_END, ValueStyle(json_when_valid=True)),
+            between=(Capture(KEY, label="KEY"), ARG_KEY_END, ARG_VALUE),
+        )),
+        close=None,
+    ),
+    TOOL_CALL_END,
+    decide=NAME_AHEAD,
+)
+
+
+def _value(raw: str, is_json: bool) -> str:
+    """What the template writes: a string raw, anything else ``tojson``."""
+    if not is_json:
+        return raw
+    v = json.loads(raw)
+    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+
+
+def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 0) -> str:
+    """One block per call, as the templates write them: even variants GLM-4.5/4.6
+    (newlines), odd ones GLM-4.7/GLM-5 (compact)."""
+    nl = "" if variant % 2 else "\n"
+    out = []
+    for name, params in calls:
+        parts = [f"<tool_call>{name}"]
+        for key, raw, is_json in params:
+            parts.append(f"{nl}<arg_key>{key}</arg_key>{nl}<arg_value>{_value(raw, is_json)}</arg_value>")
+        parts.append(f"{nl}</tool_call>")
+        out.append("".join(parts))
+    return nl.join(out)
+
+
+DIALECT = Dialect(
+    name="glm45",
+    title="GLM-4.5/4.6/4.7/5 (<tool_call>NAME<arg_key>…<arg_value>…)",
+    blocks=(BLOCK,),
+    sample=render([("get_weather", [("city", "北京", False), ("days", "3", True)])]),
+    render=render,
+)
