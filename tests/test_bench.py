@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import callsieve
+from callsieve.tools import bench
 from callsieve.tools.bench_naive import NaiveStream
 from callsieve.tools.bench_workloads import WORKLOADS, available, chunk_sizes, cut
 from callsieve.tools.cli import main
@@ -67,6 +68,110 @@ def test_bench_reports_targets_and_the_machine(report: dict[str, Any]) -> None:
         assert isinstance(t["pass"], bool)
     assert report["machine"]["cpu"] and report["machine"]["python"]
     assert report["config"]["quick"] is True
+
+
+def test_bench_times_in_cpu_and_wall_time_over_interleaved_rounds(report: dict[str, Any]) -> None:
+    """Every measurement has a CPU and a wall figure; MB/s and the empty-call multiples are
+    CPU time, against the run's empty call; each chunked measurement ran once a round."""
+    call = report["machine"]["python_call_ns"]
+    assert call > 0 and report["machine"]["python_call_wall_ns"] > 0
+    assert report["machine"]["python_call_samples"] >= report["config"]["repeat"]
+    assert report["machine"]["reference_call_ns"] == bench.REFERENCE_CALL_NS
+    rounds = report["config"]["repeat"]
+    assert rounds >= 2  # --quick still interleaves
+    for w in report["workloads"]:
+        for m in w["modes"]:
+            assert m["cpu_seconds"] > 0 and m["wall_seconds"] > 0
+            assert m["mb_s"] == pytest.approx(m["chars"] / m["cpu_seconds"] / 1e6)
+            assert m["wall_mb_s"] == pytest.approx(m["chars"] / m["wall_seconds"] / 1e6)
+            assert m["call_ns"] >= call  # the empty call timed beside it; the run's best is the least
+            assert m["calls_per_char"] == pytest.approx(m["cpu_seconds"] * 1e9 / m["chars"] / m["call_ns"])
+            assert m["calls_per_feed"] == pytest.approx(m["cpu_seconds"] * 1e9 / m["feeds"] / m["call_ns"])
+            assert m["runs"] == rounds if m["mode"] != "whole" else m["runs"] >= rounds
+            assert m["naive"]["cpu_seconds"] > 0 and m["naive"]["wall_seconds"] > 0
+        for p in w["growth"].get("points", []):
+            assert p["cpu_seconds"] > 0 and p["wall_seconds"] > 0 and p["runs"] >= 1
+    hostile = report["hostile"]
+    assert hostile is not None and hostile["rounds"] >= 1
+    for row in hostile["rows"]:
+        for m in row["modes"].values():
+            assert m["mb_s"] > 0 and m["wall_mb_s"] > 0 and m["calls_per_char"] > 0 and m["call_ns"] >= call
+            assert all(p["cpu_seconds"] > 0 and p["wall_seconds"] > 0 for p in m["points"])
+
+
+def test_bench_names_the_build_it_measured(report: dict[str, Any]) -> None:
+    import callsieve.compiler
+
+    expected = "pure Python" if callsieve.compiler.__file__.endswith(".py") else "compiled (mypyc)"
+    assert report["build"]["build"] == expected
+    assert report["build"]["compiled"] is (expected != "pure Python")
+
+
+def test_build_info_detects_a_compiled_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    import callsieve.compiler
+
+    monkeypatch.setattr(callsieve.compiler, "__file__", "/site/callsieve/compiler.cpython-311-x86_64-linux-gnu.so")
+    info = bench.build_info()
+    assert info["build"] == "compiled (mypyc)" and info["compiled"] is True
+    assert "callsieve.compiler" in info["compiled_modules"]
+
+
+def test_throughput_targets_carry_both_units_and_are_judged_in_empty_calls(report: dict[str, Any]) -> None:
+    tp = [t for t in report["targets"] if t["judged_by"] == "empty calls"]
+    assert {"prose, 4-char chunks: throughput", "many_calls, fed whole: throughput",
+            "many_calls_dsml, fed whole: throughput", "arg_qwen3_coder, token chunks: throughput"} <= {t["name"] for t in tp}
+    assert any(t["name"].startswith("hostile ") for t in tp)
+    for t in tp:
+        assert t["mb_s"] > 0 and t["wall_mb_s"] > 0 and t["limit_mb_s"] > 0
+        assert t["value"] == t["calls"] and t["limit"] == t["limit_calls"] and t["higher_is_better"] is False
+        assert t["pass"] is (t["calls"] <= t["limit_calls"])
+        assert t["pass_mb_s"] is (t["mb_s"] >= t["limit_mb_s"])
+        chars_per = 4 if t["per"] == "feed" else 1
+        assert t["per"] in ("feed", "character") and t["unit"] == f"empty calls per {t['per']}"
+        assert t["call_ns"] >= report["machine"]["python_call_ns"]
+        assert t["calls"] == pytest.approx(chars_per * 1e3 / t["mb_s"] / t["call_ns"])
+        if t["name"] != "prose, 4-char chunks: throughput" or report["build"]["compiled"]:
+            # a limit given in MB/s, in empty calls at the reference machine's call
+            assert t["limit_calls"] == pytest.approx(chars_per * 1e3 / t["limit_mb_s"] / bench.REFERENCE_CALL_NS)
+    share = next(t for t in report["targets"] if t["name"] == "prose, fed whole: share of the regex ceiling")
+    assert share["judged_by"] == "share of the ceiling" and share["mb_s"] > 0 and share["limit_calls"] > 0
+    for t in report["targets"]:
+        assert t["judged_by"] in ("empty calls", "share of the ceiling", "value")
+
+
+def _results(report: dict[str, Any]) -> list[bench.WorkloadResult]:
+    out = []
+    for w in report["workloads"]:
+        w = dict(w, dialects=tuple(w["dialects"]), modes=[bench.ModeResult(**m) for m in w["modes"]])
+        out.append(bench.WorkloadResult(**w))
+    return out
+
+
+def test_targets_follow_the_build_measured(report: dict[str, Any]) -> None:
+    """Issue 13's table: the pure-Python column, or the compiled one."""
+    def limits(compiled_build: bool) -> dict[str, tuple[float | None, float]]:
+        return {t.name: (t.limit_mb_s, t.limit) for t in bench.targets(_results(report), None, compiled_build)}
+
+    pure, comp = limits(False), limits(True)
+    assert pure["prose, 4-char chunks: throughput"] == (4.0, 20.0)  # ≤ 20 empty calls per feed, ≥ 4 MB/s
+    assert comp["prose, 4-char chunks: throughput"][0] == 6.0
+    assert pure["many_calls, fed whole: throughput"][0] == 5.0 and comp["many_calls, fed whole: throughput"][0] == 10.0
+    assert pure["many_calls, fed whole: throughput"][1] == pytest.approx(200 / 46)  # 200 ns a character
+    assert pure["arg_dsml, token chunks: throughput"][0] == 1.8 and comp["arg_dsml, token chunks: throughput"][0] == 2.5
+    assert pure["prose, fed whole: share of the regex ceiling"][1] == 50.0
+    assert comp["prose, fed whole: share of the regex ceiling"][1] == 70.0
+    assert pure["prose_call: growth exponent of time"] == comp["prose_call: growth exponent of time"]
+
+
+def test_bench_text_report_shows_build_cpu_and_both_units(capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["bench", "--quick", "--size", "5000", "--naive-budget", "0.01", "--no-hostile", "--no-growth",
+               "--no-memory", "--workload", "prose_call", "--workload", "many_calls"])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "build: pure Python" in out or "build: compiled (mypyc)" in out
+    assert "CPU time (time.process_time)" in out and "wall" in out
+    line = next(ln for ln in out.splitlines() if "many_calls, fed whole: throughput" in ln)
+    assert "empty calls per character" in line and "MB/s" in line and ("[PASS]" in line or "[FAIL]" in line)
 
 
 def test_bench_workloads_are_parsed_as_built() -> None:
