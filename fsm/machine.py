@@ -79,7 +79,7 @@ from callsieve.grammar.states import (
     but,
     on,
 )
-from callsieve.matcher import Entry, Matcher
+from callsieve.matcher import Entry, Matcher, continuation
 from callsieve.regions import ModelBase, capture, cdata, json_body, json_value, prose, reasoning, tag, value
 from callsieve.regions.block import position_rules, position_state
 from callsieve.regions.tag import Fork, ForkCandidate
@@ -602,8 +602,6 @@ def _check_rule2(decl: Declaration, matchers: dict[str, Matcher], scoped: dict[s
     """Rule 2, per context: in a state that scans in bulk and takes a dead tag back, no
     start character of a dialect's own markers there may continue one of them. (Across
     dialects sharing a context the matcher checks chunk tails exactly instead.)"""
-    import regex
-
     sinks = {s.name for s in decl.states if s.sink}
     for state in sinks:
         ms = [matchers[state]] if state in matchers else list(scoped.get(state, {}).values())
@@ -611,16 +609,14 @@ def _check_rule2(decl: Declaration, matchers: dict[str, Matcher], scoped: dict[s
             for e in m.entries:
                 own = _dialect_of(e)
                 chars = "".join(sorted({c for x in m.entries if _dialect_of(x) in (own, "") for c in x.marker.start_chars()}))
-                partial = regex.compile(e.marker.pattern)
-                for ex in e.marker.examples:
-                    for k in range(1, len(ex)):
-                        for s in chars:
-                            if partial.fullmatch(ex[:k] + s, partial=True):
-                                raise GrammarError(
-                                    f"{'dialect ' + own + ', ' if own else ''}marker {e.marker.shown()!r} listened for in "
-                                    f"{state}: a start character {s!r} of {state} can continue {ex[:k]!r} (rule 2: markers "
-                                    "may contain the start characters of their context only at their first position)"
-                                )
+                for s in chars:
+                    prefix = continuation(e.marker, s)
+                    if prefix is not None:
+                        raise GrammarError(
+                            f"{'dialect ' + own + ', ' if own else ''}marker {e.marker.shown()!r} listened for in "
+                            f"{state}: a start character {s!r} of {state} can continue {prefix!r} (rule 2: markers "
+                            "may contain the start characters of their context only at their first position)"
+                        )
 
 
 @lru_cache(maxsize=64)

@@ -22,6 +22,7 @@ again in a stream (``<tool_call``, ``<function=write_file``, ...).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -179,13 +180,20 @@ class Matcher:
 
 def _continues(m: Marker, chars: str) -> bool:
     """Whether one of ``chars`` can continue a prefix of one of ``m``'s examples."""
+    return any(continuation(m, c) is not None for c in chars)
+
+
+@functools.lru_cache(maxsize=8192)
+def continuation(m: Marker, c: str) -> str | None:
+    """A proper prefix of one of ``m``'s examples that ``c`` continues (the prefix plus
+    ``c`` is still a prefix of a match), or None. Cached: every machine composed asks
+    again about the same markers (rule 2 and ``exact_tail``)."""
     partial = regex.compile(m.pattern)
-    return any(
-        partial.fullmatch(ex[:k] + c, partial=True) is not None
-        for ex in m.examples
-        for k in range(1, len(ex))
-        for c in chars
-    )
+    for ex in m.examples:
+        for k in range(1, len(ex)):
+            if partial.fullmatch(ex[:k] + c, partial=True) is not None:
+                return ex[:k]
+    return None
 
 
 def _lead_atom(p: str, start_chars: str) -> str | None:

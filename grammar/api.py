@@ -47,6 +47,7 @@ Rules every marker pattern obeys (checked by :func:`validate`, errors name the r
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Union
@@ -481,6 +482,18 @@ def last_chars(pattern: str) -> set[str] | None:
 
 
 def _edge_chars(pattern: str, edge: int) -> set[str] | None:
+    got = _edge_chars_cached(pattern, edge)
+    return set(got) if got is not None else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _edge_chars_cached(pattern: str, edge: int) -> frozenset[str] | None:
+    # (Every machine composed asks again about the same patterns; parsing is slow.)
+    got = _edge_chars_parsed(pattern, edge)
+    return frozenset(got) if got is not None else None
+
+
+def _edge_chars_parsed(pattern: str, edge: int) -> set[str] | None:
     """``edge`` 0: the first characters of a match; -1: the last ones."""
     sre: Any
     try:  # the stdlib's own parser: no second regex grammar here
