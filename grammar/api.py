@@ -248,12 +248,39 @@ class Block:
 
 
 @dataclass(frozen=True)
+class Reasoning:
+    """A reasoning section a dialect's models write: ``open`` … ``close``, read in the
+    state ``state`` (families that name one state share it: its closes all end it).
+
+    The composer builds the reasoning region from the union of the enabled dialects'
+    declarations (equal declarations count once): prose listens for every ``open``
+    (entering the family's state) and every ``close`` (a stray close, shown with a
+    Diagnostic); the state listens for its family's closes and, as framing that rides
+    in ``Reasoning.raw``, for its own opens (a ``<think>`` written inside reasoning).
+    ``prefill``: a prompt may end with ``open`` (``Sieve(start_in_reasoning=True)``
+    starts in this state); at most one such state among the enabled dialects.
+    """
+
+    open: Marker
+    close: Marker
+    state: str = "in_reasoning"
+    prefill: bool = False
+
+
+@dataclass(frozen=True)
 class Dialect:
     name: str
     title: str
     blocks: tuple[Block, ...]
     #: Regions of states of the dialect's own (see ``callsieve.grammar.states.Region``).
     regions: tuple[Region, ...] = ()
+    #: The reasoning sections its models write (``callsieve.grammar.reasoning``).
+    reasoning: tuple[Reasoning, ...] = ()
+    #: Its models write tool-call blocks inside an unclosed reasoning section, and their
+    #: serving stacks take them as calls that end it (Qwen3, Kimi-K2-Thinking, DeepSeek
+    #: V3.1): with ``Sieve(calls_in_reasoning="dialect")`` (the default) its block openers
+    #: are listened for in reasoning too, and one there ends it with a Diagnostic.
+    calls_in_reasoning: bool = False
     #: Example of a whole, well-formed block (docs, demo, tests).
     sample: str = ""
     #: Build well-formed input from (name, [(key, raw_value, is_json)]) calls; used by
@@ -380,8 +407,8 @@ def validate(dialect: Dialect) -> None:
     """Raise :class:`GrammarError` naming the dialect, the marker and the rule it breaks."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", dialect.name):
         raise GrammarError(f"dialect name {dialect.name!r}: use lower_snake_case")
-    if not dialect.blocks and not dialect.regions:
-        raise GrammarError(f"dialect {dialect.name}: declares no block and no region")
+    if not dialect.blocks and not dialect.regions and not dialect.reasoning:
+        raise GrammarError(f"dialect {dialect.name}: declares no block, no region and no reasoning")
     for n in _walk(dialect.blocks):
         named_inside = isinstance(n, Call) and any(
             isinstance(x, Capture) and "(?P<name>" in x.pattern for x in _walk(n.items)
@@ -401,6 +428,11 @@ def validate(dialect: Dialect) -> None:
             raise GrammarError(f"dialect {dialect.name}: a bare block (open=None) must have close_optional=True or close=None")
     for m in dialect.markers():
         validate_marker(m, f"dialect {dialect.name}, marker {m.shown()!r}")
+    for r in dialect.reasoning:
+        for m in (r.open, r.close):
+            validate_marker(m, f"dialect {dialect.name}, reasoning marker {m.shown()!r}")
+        if not re.fullmatch(r"[a-z][a-z0-9_.]*", r.state):
+            raise GrammarError(f"dialect {dialect.name}: reasoning state {r.state!r}: use lower_snake_case")
     for n in _walk(dialect.blocks):
         if isinstance(n, Capture):
             try:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import callsieve
 from callsieve.grammar import REGISTRY, cdata, reasoning
 from callsieve.grammar.api import Dialect
+from callsieve.regions.reasoning import prefill_state
 
 DIALECTS: list[Dialect] = list(REGISTRY.values())
 
@@ -52,6 +53,16 @@ def chunks(draw: st.DrawFn, text: str) -> list[str]:
     cuts = draw(st.lists(st.integers(0, len(text)), max_size=min(len(text), 30)))
     points = sorted(set(cuts) | {0, len(text)})
     return [text[a:b] for a, b in zip(points, points[1:])]
+
+
+#: ``Sieve(calls_in_reasoning=...)``: every policy.
+REASONING_POLICIES = st.sampled_from(["dialect", "call", "reasoning"])
+
+
+def prefills(names: list[str] | None) -> bool:
+    """The dialects declare reasoning a prompt may open (``start_in_reasoning=True``)."""
+    ds = list(REGISTRY[n] for n in (names if names is not None else callsieve.DIALECTS))
+    return prefill_state(tuple(r for d in ds for r in d.reasoning)) is not None
 
 
 def run(text_chunks: list[str], **kw: Any) -> list[callsieve.Event]:

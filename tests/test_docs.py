@@ -23,6 +23,7 @@ PRODUCES: dict[str, tuple[str, dict[str, Any]]] = {
     "dropped_call": (CALL.format(name="g", params=""), {"tools": TOOLS, "unknown_tool": "drop"}),
     "type_mismatch": (CALL.format(name="f", params="<parameter=n>\nabc\n</parameter>\n"), {"tools": TOOLS}),
     "stray_reasoning_close": ("hmm</think>answer", {}),
+    "reasoning_closed_by_call": ('<think>hmm <tool_call>{"name": "f", "arguments": {}}</tool_call>', {}),
 }
 
 
@@ -62,7 +63,7 @@ def test_readme_test_command_installs_the_test_extra_and_every_adapter() -> None
 
 def test_help_shows_the_options_and_the_events() -> None:
     doc = callsieve.Sieve.__doc__ or ""
-    for option in ("dialects", "tools", "on_malformed", "unknown_tool", "max_block_chars", "start_in_reasoning", "id_prefix"):
+    for option in ("dialects", "tools", "on_malformed", "unknown_tool", "max_block_chars", "start_in_reasoning", "calls_in_reasoning", "id_prefix"):
         assert f"{option}:" in doc, option
     for event in (callsieve.Text, callsieve.Reasoning, callsieve.ToolCallStart, callsieve.ToolCallDelta, callsieve.ToolCall):
         assert event.__doc__ and event.__name__ in doc
