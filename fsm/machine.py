@@ -19,10 +19,14 @@ Theory of operation
 
 3. Rule: what each state listens for is a *listen rule* (origin state, marker, dest,
    actions). For a dialect's positions and values they are derived from its structure;
-   the reasoning region declares its own. The composer turns each into a matcher entry
-   and one row out of ``maybe_tag`` guarded by ``hit:ORIGIN:MARKER``. A state's start
-   classes (``START`` in its rules) are the classes of the characters that may begin
-   one of its markers, so adding a dialect never slows or breaks another's scan.
+   the reasoning region's are built from the union of the dialects' reasoning families
+   (``Dialect.reasoning``), a header region's from its ``Header`` (harmony), and a
+   dialect whose models write calls inside unclosed reasoning has its block openers
+   listened for in the reasoning states too (policy ``calls_in_reasoning``). The
+   composer turns each into a matcher entry and one row out of ``maybe_tag`` guarded by
+   ``hit:ORIGIN:MARKER``. A state's start classes (``START`` in its rules) are the
+   classes of the characters that may begin one of its markers, so adding a dialect
+   never slows or breaks another's scan.
 
 4. Rule: besides its state, the machine reads only these registers: ``origin`` (where a
    held tag returns: guards ``from:STATE``), the held tag's classification (``hit:``
@@ -78,13 +82,14 @@ from callsieve.grammar.states import (
     on,
 )
 from callsieve.matcher import Entry, Matcher
-from callsieve.regions import ModelBase, capture, cdata, json_body, json_value, prose, reasoning, tag, value
+from callsieve.regions import ModelBase, capture, cdata, header, json_body, json_value, prose, reasoning, tag, value
 from callsieve.regions.block import position_rules, position_state
 from callsieve.regions.tag import Fork, ForkCandidate
 from callsieve.structure import Layout, Leaf, ValueSpec, compile_dialect
 
 ENGINE_MODELS: tuple[type, ...] = (
     prose.ProseModel, reasoning.ReasoningModel, cdata.CdataModel, json_value.JsonModel, json_body.JsonBodyExtras,
+    header.HeaderModel,
 )
 
 
@@ -228,6 +233,12 @@ class _Composer:
             regions.append(json_body.REGION)
         for d in self.dialects:
             regions += d.regions
+            for h in d.headers:
+                hr, guards = header.header_region(h)
+                regions.append(hr)
+                self.guards.update(guards)
+                name, act = header.use_action(h)
+                self.actions[name] = act
         for r in regions:
             self.states += r.states
             self.rules += r.rules
@@ -243,6 +254,8 @@ class _Composer:
                     self.owner[f"hit:{ls.origin}:{ls.marker.shown()}"] = owners.pop()
         for layout in layouts:
             self._dialect(layout)
+            for h in layout.dialect.headers:
+                self._header(h, layout)
         self._openers(layouts)
         return self._finish(layouts)
 
@@ -336,7 +349,7 @@ class _Composer:
 
     def _openers(self, layouts: tuple[Layout, ...]) -> None:
         """Block openers in prose; those several dialects share become forks."""
-        openers = [(layout, lf) for layout in layouts for lf in layout.openers]
+        openers = [(layout, lf) for layout in layouts for lf in layout.openers if lf.spec.block.prose]
         groups: list[list[tuple[Layout, Leaf]]] = []
         for item in openers:
             for g in groups:
@@ -361,6 +374,22 @@ class _Composer:
                 else:  # the first call of a bare block
                     dest, enter = self.target(lf, layout)
                     self.listen(origin, lf.marker, [((), dest, first + ("open_bare_call",))], Act(lf, (), enter), needs_name=True)
+
+    def _header(self, h: Any, layout: Layout) -> None:
+        """The decision at a header's end marker: one row per case, in order."""
+        opens = [lf for lf in layout.openers if lf.spec.block == h.call]
+        if len(opens) != 1:
+            raise GrammarError(f"dialect {layout.dialect.name}: header {h.name}: its call block must be one of the dialect's blocks")
+        lf = opens[0]
+        dest, enter = self.target(lf, layout)
+        rows: list[tuple[tuple[str, ...], str, tuple[str, ...]]] = []
+        for c in h.cases:
+            to = {"reasoning": (header.reasoning_state(h), "header_reasoning"), "text": ("text", "header_text"),
+                  "call": (dest, "header_call")}[c.body]
+            rows.append(((f"header:{h.name}.{c.label}",), to[0], (to[1],)))
+        parts = sorted({p for _m, p in h.starts} | {p for _m, p in h.parts})
+        for p in parts:
+            self.listen(header.part_state(h, p), h.end, rows, Act(lf, (), enter))
 
     def _in_reasoning(self, group: list[tuple[Layout, Leaf]]) -> tuple[str, ...]:
         """The reasoning states that listen for this opener: a tool-call block there is

@@ -141,9 +141,13 @@ class Sieve:
         if start_in_reasoning:
             if not reasoning:
                 raise InvalidOptionError("start_in_reasoning=True needs reasoning=True")
-            got = prefill_state(tuple(r for d in self.dialects for r in d.reasoning))
+            declared = tuple(r for d in self.dialects for r in d.reasoning)
+            got = prefill_state(declared)
             if got is None:
+                states = sorted({r.state for r in declared if r.prefill})
                 raise InvalidOptionError(
+                    f"start_in_reasoning=True: the dialects declare several reasoning families a prompt may open ({', '.join(states)})"
+                    if states else
                     "start_in_reasoning=True: none of the dialects "
                     f"{', '.join(d.name for d in self.dialects)} declares reasoning a prompt may open"
                 )

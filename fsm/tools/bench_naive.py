@@ -29,6 +29,8 @@ def _alt(patterns: list[str]) -> "re.Pattern[str]":
 
 
 _JSON = json.JSONDecoder()
+_HARMONY_ANALYSIS = re.compile(r"<\|channel\|>analysis<\|message\|>(.*?)(?:<\|end\|>|$)", re.S)
+_HARMONY_CALL = re.compile(r"to=(?:functions\.)?([^\s<]+)[^<]*?(?:<\|constrain\|>)?\s*(?:json)?<\|message\|>(.*?)(?:<\|call\|>|$)", re.S)
 
 
 def _json_at(buf: str, at: int, end: int) -> dict[str, Any] | None:
@@ -51,8 +53,13 @@ class NaiveStream:
         self.think_close = re.compile(reasoning.THINK_CLOSE.pattern)
         # One (block open, block close, call open, param open, param close) set per dialect.
         self.grammars = []
+        #: Harmony (gpt-oss), as SGLang's gpt_oss detector reads it: every analysis body,
+        #: every recipient's JSON, found again from the start (one pattern each).
+        self.harmony = any(d.headers for d in ds)
         for d in ds:
             roles = d.markers_by_role()
+            if d.headers:
+                continue  # read by the harmony patterns below
             if not roles["block_open"]:
                 continue  # a bare-block dialect (Mistral): no block to search for
 
@@ -80,6 +87,17 @@ class NaiveStream:
         buf = self.buf
         out: list[tuple[str, str]] = []
         start = 0
+        if self.harmony:
+            reasoning_text = "".join(m.group(1) for m in _HARMONY_ANALYSIS.finditer(buf))
+            if len(reasoning_text) > self.sent_reasoning:
+                out.append(("reasoning", reasoning_text[self.sent_reasoning :]))
+                self.sent_reasoning = len(reasoning_text)
+            self.calls = []
+            for m in _HARMONY_CALL.finditer(buf):
+                a = _json_at(buf, m.start(2), m.end(2))
+                if a is not None:
+                    self.calls.append((m.group(1), a))
+            return out
         m = self.think_open.match(buf)
         if m is not None:
             close = self.think_close.search(buf, m.end())
