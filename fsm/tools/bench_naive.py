@@ -83,21 +83,26 @@ class NaiveStream:
     def close(self) -> list[tuple[str, str]]:
         return self._parse(final=True)
 
+    def _parse_harmony(self, buf: str) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        reasoning_text = "".join(m.group(1) for m in _HARMONY_ANALYSIS.finditer(buf))
+        if len(reasoning_text) > self.sent_reasoning:
+            out.append(("reasoning", reasoning_text[self.sent_reasoning :]))
+            self.sent_reasoning = len(reasoning_text)
+        calls: list[tuple[str, dict[str, Any]]] = []
+        for c in _HARMONY_CALL.finditer(buf):
+            args = _json_at(buf, c.start(2), c.end(2))
+            if args is not None:
+                calls.append((c.group(1), args))
+        self.calls = calls
+        return out
+
     def _parse(self, final: bool) -> list[tuple[str, str]]:
         buf = self.buf
         out: list[tuple[str, str]] = []
         start = 0
         if self.harmony:
-            reasoning_text = "".join(m.group(1) for m in _HARMONY_ANALYSIS.finditer(buf))
-            if len(reasoning_text) > self.sent_reasoning:
-                out.append(("reasoning", reasoning_text[self.sent_reasoning :]))
-                self.sent_reasoning = len(reasoning_text)
-            self.calls = []
-            for m in _HARMONY_CALL.finditer(buf):
-                a = _json_at(buf, m.start(2), m.end(2))
-                if a is not None:
-                    self.calls.append((m.group(1), a))
-            return out
+            return self._parse_harmony(buf)
         m = self.think_open.match(buf)
         if m is not None:
             close = self.think_close.search(buf, m.end())
