@@ -121,7 +121,8 @@ class Diagnostic:
     (the block is released by policy ``on_malformed``; calls it had started are
     abandoned), ``unknown_tool`` and ``dropped_call`` (policy ``unknown_tool``),
     ``type_mismatch`` (a value kept as its raw string), ``stray_reasoning_close``
-    (``</think>`` without ``<think>``). ``message`` says what happened, for people;
+    (``</think>`` without ``<think>``), ``reasoning_closed_by_call`` (a tool-call
+    block ended unclosed reasoning, policy ``calls_in_reasoning``). ``message`` says what happened, for people;
     ``raw`` holds input only when the policy dropped it."""
 
     code: str

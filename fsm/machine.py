@@ -19,10 +19,14 @@ Theory of operation
 
 3. Rule: what each state listens for is a *listen rule* (origin state, marker, dest,
    actions). For a dialect's positions and values they are derived from its structure;
-   the reasoning region declares its own. The composer turns each into a matcher entry
-   and one row out of ``maybe_tag`` guarded by ``hit:ORIGIN:MARKER``. A state's start
-   classes (``START`` in its rules) are the classes of the characters that may begin
-   one of its markers, so adding a dialect never slows or breaks another's scan.
+   the reasoning region's are built from the union of the dialects' reasoning families
+   (``Dialect.reasoning``), a header region's from its ``Header`` (harmony), and a
+   dialect whose models write calls inside unclosed reasoning has its block openers
+   listened for in the reasoning states too (policy ``calls_in_reasoning``). The
+   composer turns each into a matcher entry and one row out of ``maybe_tag`` guarded by
+   ``hit:ORIGIN:MARKER``. A state's start classes (``START`` in its rules) are the
+   classes of the characters that may begin one of its markers, so adding a dialect
+   never slows or breaks another's scan.
 
 4. Rule: besides its state, the machine reads only these registers: ``origin`` (where a
    held tag returns: guards ``from:STATE``), the held tag's classification (``hit:``
@@ -80,13 +84,14 @@ from callsieve.grammar.states import (
     on,
 )
 from callsieve.matcher import Entry, Matcher, continuation
-from callsieve.regions import ModelBase, capture, cdata, json_body, json_value, prose, reasoning, tag, value
+from callsieve.regions import ModelBase, capture, cdata, header, json_body, json_value, prose, reasoning, tag, value
 from callsieve.regions.block import position_rules, position_state
 from callsieve.regions.tag import Fork, ForkCandidate
 from callsieve.structure import Layout, Leaf, ValueSpec, compile_dialect
 
 ENGINE_MODELS: tuple[type, ...] = (
     prose.ProseModel, reasoning.ReasoningModel, cdata.CdataModel, json_value.JsonModel, json_body.JsonBodyExtras,
+    header.HeaderModel,
 )
 
 
@@ -128,10 +133,18 @@ class Machine:
     hits: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
+#: ``Sieve(calls_in_reasoning=...)``: whether a tool-call block inside unclosed
+#: reasoning is a call (ending the reasoning) as each dialect declares, always, or never.
+CALLS_IN_REASONING = ("dialect", "call", "reasoning")
+
+
 class _Composer:
-    def __init__(self, dialects: tuple[Dialect, ...], think: bool) -> None:
+    def __init__(self, dialects: tuple[Dialect, ...], think: bool, calls_in_reasoning: str = "dialect") -> None:
         self.dialects = dialects
         self.think = think
+        self.calls_in_reasoning = calls_in_reasoning
+        #: the reasoning states (their family's), when the reasoning region is in
+        self.reasoning_states: tuple[str, ...] = ()
         self.states: list[StateDecl] = []
         self.rules: list[Rule | Transition] = []
         self.models: list[type] = []
@@ -149,6 +162,8 @@ class _Composer:
         self.run_forms: dict[str, str] = dict(RUN_FORMS)
         #: generated actions (``enter:LEAF``), added to the model like the guards
         self.actions: dict[str, Callable[..., None]] = {}
+        #: hit key → the one dialect a region's marker belongs to (rule 2 reads it)
+        self.owner: dict[str, str] = {}
 
     # ------------------------------------------------------------ listen rules
     def listen(self, origin: str, marker: Marker, rows: list[tuple[tuple[str, ...], str, tuple[str, ...]]],
@@ -207,8 +222,11 @@ class _Composer:
     def compose(self) -> Machine:
         layouts = tuple(compile_dialect(d) for d in self.dialects)
         regions: list[Region] = [prose.REGION, tag_region()]
-        if self.think:
-            regions.append(reasoning.REGION)
+        declared = tuple(r for d in self.dialects for r in d.reasoning)
+        if self.think and declared:
+            rr = reasoning.region(declared)
+            regions.append(rr)
+            self.reasoning_states = tuple(st.name for st in rr.states)
         if any(True for d in self.dialects for _ in d.values()):
             regions.append(value.REGION)
         if any(d.has_cdata() for d in self.dialects):
@@ -222,6 +240,12 @@ class _Composer:
             regions.append(json_body.REGION)
         for d in self.dialects:
             regions += d.regions
+            for h in d.headers:
+                hr, guards = header.header_region(h)
+                regions.append(hr)
+                self.guards.update(guards)
+                name, act = header.use_action(h)
+                self.actions[name] = act
         for r in regions:
             self.states += r.states
             self.rules += r.rules
@@ -232,8 +256,13 @@ class _Composer:
             for ls in r.listens:
                 assert isinstance(ls.marker, Marker)
                 self.listen(ls.origin, ls.marker, [((), ls.dest, tuple(ls.actions))])
+                owners = {d.name for d in self.dialects for x in d.reasoning if ls.marker in (x.open, x.close)}
+                if len(owners) == 1 and r.name == "reasoning":  # rule 2 counts it as that dialect's
+                    self.owner[f"hit:{ls.origin}:{ls.marker.shown()}"] = owners.pop()
         for layout in layouts:
             self._dialect(layout)
+            for h in layout.dialect.headers:
+                self._header(h, layout)
         self._openers(layouts)
         return self._finish(layouts)
 
@@ -327,7 +356,7 @@ class _Composer:
 
     def _openers(self, layouts: tuple[Layout, ...]) -> None:
         """Block openers in prose; those several dialects share become forks."""
-        openers = [(layout, lf) for layout in layouts for lf in layout.openers]
+        openers = [(layout, lf) for layout in layouts for lf in layout.openers if lf.spec.block.prose]
         groups: list[list[tuple[Layout, Leaf]]] = []
         for item in openers:
             for g in groups:
@@ -337,21 +366,49 @@ class _Composer:
             else:
                 groups.append([item])
         for g in groups:
-            if len(g) == 1:
+            for origin in ("text", *self._in_reasoning(g)):
+                first = ("reasoning_ends_at_call",) if origin != "text" else ()
+                if len(g) > 1:
+                    self._fork(g, origin, first)
+                    continue
                 layout, lf = g[0]
                 assert lf.marker is not None
                 if lf.kind == "block_open":
-                    self.structural("text", lf, layout)
+                    self.structural(origin, lf, layout, first=first)
                 elif lf.kind == "mark":  # a bare block's first marker that opens no call
                     dest, enter = self.target(lf, layout)
-                    self.listen("text", lf.marker, [((), dest, ("open_bare_block",))], Act(lf, (), enter))
+                    self.listen(origin, lf.marker, [((), dest, first + ("open_bare_block",))], Act(lf, (), enter))
                 else:  # the first call of a bare block
                     dest, enter = self.target(lf, layout)
-                    self.listen("text", lf.marker, [((), dest, ("open_bare_call",))], Act(lf, (), enter), needs_name=True)
-                continue
-            self._fork(g)
+                    self.listen(origin, lf.marker, [((), dest, first + ("open_bare_call",))], Act(lf, (), enter), needs_name=True)
 
-    def _fork(self, group: list[tuple[Layout, Leaf]]) -> None:
+    def _header(self, h: Any, layout: Layout) -> None:
+        """The decision at a header's end marker: one row per case, in order."""
+        opens = [lf for lf in layout.openers if lf.spec.block == h.call]
+        if len(opens) != 1:
+            raise GrammarError(f"dialect {layout.dialect.name}: header {h.name}: its call block must be one of the dialect's blocks")
+        lf = opens[0]
+        dest, enter = self.target(lf, layout)
+        rows: list[tuple[tuple[str, ...], str, tuple[str, ...]]] = []
+        for c in h.cases:
+            to = {"reasoning": (header.reasoning_state(h), "header_reasoning"), "text": ("text", "header_text"),
+                  "call": (dest, "header_call")}[c.body]
+            rows.append(((f"header:{h.name}.{c.label}",), to[0], (to[1],)))
+        parts = sorted({p for _m, p in h.starts} | {p for _m, p in h.parts})
+        for p in parts:
+            self.listen(header.part_state(h, p), h.end, rows, Act(lf, (), enter))
+
+    def _in_reasoning(self, group: list[tuple[Layout, Leaf]]) -> tuple[str, ...]:
+        """The reasoning states that listen for this opener: a tool-call block there is
+        a call that ends the reasoning (policy ``calls_in_reasoning``)."""
+        policy = self.calls_in_reasoning
+        if policy == "reasoning" or not self.reasoning_states:
+            return ()
+        if policy == "dialect" and not any(layout.dialect.calls_in_reasoning for layout, _ in group):
+            return ()
+        return self.reasoning_states
+
+    def _fork(self, group: list[tuple[Layout, Leaf]], origin: str = "text", first: tuple[str, ...] = ()) -> None:
         cands: list[ForkCandidate] = []
         dests: dict[str, str] = {}
         for layout, lf in group:
@@ -391,20 +448,27 @@ class _Composer:
         if not self.forks:
             self.states += tag.FORK_STATES
             self.rules += tag.FORK_RULES
+        elif origin != "text":  # the same opener, listened for in reasoning too
+            fork = next(f for f in self.forks if f.opener_label == label)
+            self._fork_listen(group, origin, first, fork, label)
+            return
         self.forks.append(fork)
-        # One pattern for the shared opener; the dialects' own group names would repeat
-        # in it (``attrs``), and a fork reads no field of the opener: groups unnamed.
-        pattern = "|".join(f"(?:{re.sub(r'[(][?]P<[A-Za-z_][A-Za-z0-9_]*>', '(?:', lf.marker.pattern)})"
-                           for _l, lf in group if lf.marker is not None)
-        examples = tuple(ex for _l, lf in group if lf.marker is not None for ex in lf.marker.examples)
-        shared = Marker(pattern, examples, label)
-        self.listen("text", shared, [((), "fork", ("fork_begin",))], fork, key=f"fork:text:{label}")
+        self._fork_listen(group, origin, first, fork, label)
         for n, c in enumerate(cands):
             dest = dests[c.dialect]
             gname = f"fork_is:{c.dialect}"
             self.guards[gname] = _fork_guard(c.dialect)
             self.rules += on("fork", ALL, dest, "fork_bind", "reprocess", when=[gname], rank=RANK_HIT + self.fork_rows)
             self.fork_rows += 1
+
+    def _fork_listen(self, group: list[tuple[Layout, Leaf]], origin: str, first: tuple[str, ...], fork: Fork, label: str) -> None:
+        # One pattern for the shared opener; the dialects' own group names would repeat
+        # in it (``attrs``), and a fork reads no field of the opener: groups unnamed.
+        pattern = "|".join(f"(?:{re.sub(r'[(][?]P<[A-Za-z_][A-Za-z0-9_]*>', '(?:', lf.marker.pattern)})"
+                           for _l, lf in group if lf.marker is not None)
+        examples = tuple(ex for _l, lf in group if lf.marker is not None for ex in lf.marker.examples)
+        shared = Marker(pattern, examples, label)
+        self.listen(origin, shared, [((), "fork", first + ("fork_begin",))], fork, key=f"fork:{origin}:{label}")
 
     def _finish(self, layouts: tuple[Layout, ...]) -> Machine:
         names = [s.name for s in self.states]
@@ -479,7 +543,7 @@ class _Composer:
         # (to call its helpers) and the MRO stays consistent; they may not redefine one.
         model = type("Model", (*self.models, *ENGINE_MODELS), ns)
         validate(decl, model)
-        _check_rule2(decl, matchers, scoped, start_classes, classes)
+        _check_rule2(decl, matchers, scoped, start_classes, classes, self.owner)
         return Machine(decl, model, matchers, scoped, layouts, self.listens, self.forks, self.hits)
 
 
@@ -592,13 +656,15 @@ def _cross_match(a: Marker | None, b: Marker | None) -> bool:
     return any(pb.fullmatch(ex) for ex in a.examples) or any(pa.fullmatch(ex) for ex in b.examples)
 
 
-def _dialect_of(e: Entry) -> str:
+def _dialect_of(e: Entry, owner: dict[str, str] | None = None) -> str:
+    if owner and e.key in owner:
+        return owner[e.key]
     spec = getattr(e.data, "spec", None)
     return getattr(getattr(spec, "dialect", None), "name", "")
 
 
 def _check_rule2(decl: Declaration, matchers: dict[str, Matcher], scoped: dict[str, dict[str, Matcher]],
-                 start_classes: dict[str, tuple[str, ...]], classes: dict[str, str]) -> None:
+                 start_classes: dict[str, tuple[str, ...]], classes: dict[str, str], owner: dict[str, str] | None = None) -> None:
     """Rule 2, per context: in a state that scans in bulk and takes a dead tag back, no
     start character of a dialect's own markers there may continue one of them. (Across
     dialects sharing a context the matcher checks chunk tails exactly instead.)"""
@@ -607,8 +673,8 @@ def _check_rule2(decl: Declaration, matchers: dict[str, Matcher], scoped: dict[s
         ms = [matchers[state]] if state in matchers else list(scoped.get(state, {}).values())
         for m in ms:
             for e in m.entries:
-                own = _dialect_of(e)
-                chars = "".join(sorted({c for x in m.entries if _dialect_of(x) in (own, "") for c in x.marker.start_chars()}))
+                own = _dialect_of(e, owner)
+                chars = "".join(sorted({c for x in m.entries if _dialect_of(x, owner) in (own, "") for c in x.marker.start_chars()}))
                 for s in chars:
                     prefix = continuation(e.marker, s)
                     if prefix is not None:
@@ -620,14 +686,17 @@ def _check_rule2(decl: Declaration, matchers: dict[str, Matcher], scoped: dict[s
 
 
 @lru_cache(maxsize=64)
-def compose(dialects: tuple[Dialect, ...], think: bool = True) -> Machine:
-    """The machine for these dialects (and the reasoning region unless ``think=False``)."""
-    return _Composer(dialects, think).compose()
+def compose(dialects: tuple[Dialect, ...], think: bool = True, calls_in_reasoning: str = "dialect") -> Machine:
+    """The machine for these dialects (and their reasoning region unless ``think=False``;
+    ``calls_in_reasoning``: one of :data:`CALLS_IN_REASONING`)."""
+    if calls_in_reasoning not in CALLS_IN_REASONING:
+        raise GrammarError(f"calls_in_reasoning={calls_in_reasoning!r}: one of {CALLS_IN_REASONING}")
+    return _Composer(dialects, think, calls_in_reasoning).compose()
 
 
-def declare(dialects: tuple[Dialect, ...], think: bool = True) -> Declaration:
+def declare(dialects: tuple[Dialect, ...], think: bool = True, calls_in_reasoning: str = "dialect") -> Declaration:
     """The declaration of :func:`compose` (states and transitions as data)."""
-    return compose(dialects, think).decl
+    return compose(dialects, think, calls_in_reasoning).decl
 
 
 def build_machine(decl: Declaration, model: Any, initial: str | None = None, graph: bool = False) -> Any:

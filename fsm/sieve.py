@@ -15,6 +15,7 @@ from callsieve.grammar.registry import resolve
 from callsieve.machine import Machine, compose
 from callsieve.reference import ReferenceRunner
 from callsieve.regions import Config, ModelBase
+from callsieve.regions.reasoning import prefill_state
 from callsieve.schema import load_tools
 
 #: The largest block held before it is released as text (``block_too_large``): 2^22
@@ -31,11 +32,13 @@ DEFAULT_MAX_BLOCK_CHARS = 1 << 22
 OnMalformed = Literal["text", "drop", "raise"]
 UnknownTool = Literal["call", "text", "drop"]
 RunnerName = Literal["compiled", "reference"]
+CallsInReasoning = Literal["dialect", "call", "reasoning"]
 
 _POLICIES: dict[str, tuple[str, ...]] = {
     "on_malformed": get_args(OnMalformed),
     "unknown_tool": get_args(UnknownTool),
     "runner": get_args(RunnerName),
+    "calls_in_reasoning": get_args(CallsInReasoning),
 }
 
 
@@ -75,8 +78,15 @@ class Sieve:
       ``block_too_large`` Diagnostic; the rest of it is streamed out as text as it
       arrives, still parsed so that nothing inside it becomes a call, until the block's
       structure ends (default :data:`DEFAULT_MAX_BLOCK_CHARS`).
-    start_in_reasoning: the prompt ended with ``<think>``; output starts as reasoning.
-    reasoning: recognise ``<think>``/``</think>`` at all.
+    start_in_reasoning: the prompt ended with ``<think>``; output starts as reasoning
+      (in the one reasoning family of the enabled dialects a prompt may open).
+    reasoning: recognise the dialects' reasoning markers (``<think>``, ``[THINK]``) at
+      all. gpt-oss harmony's analysis channel is decided by its header and stays reasoning.
+    calls_in_reasoning: a tool-call block inside unclosed reasoning is a call that ends
+      the reasoning (with a ``reasoning_closed_by_call`` Diagnostic) where its dialect
+      says its models write them there (``"dialect"``, default: hermes/Qwen3, kimi_k2,
+      deepseek_v31), for every dialect (``"call"``), or never: reasoning text
+      (``"reasoning"``).
     id_prefix: call ids are ``id_prefix + index``. None (default): a random prefix per
       sieve (:func:`new_id_prefix`), so ids never repeat across the turns of a
       conversation; give one for deterministic ids (tests, replays).
@@ -100,10 +110,12 @@ class Sieve:
         max_block_chars: int = DEFAULT_MAX_BLOCK_CHARS,
         start_in_reasoning: bool = False,
         reasoning: bool = True,
+        calls_in_reasoning: CallsInReasoning = "dialect",
         id_prefix: str | None = None,
         runner: RunnerName = "compiled",
     ) -> None:
-        for name, value in (("on_malformed", on_malformed), ("unknown_tool", unknown_tool), ("runner", runner)):
+        for name, value in (("on_malformed", on_malformed), ("unknown_tool", unknown_tool), ("runner", runner),
+                            ("calls_in_reasoning", calls_in_reasoning)):
             if not isinstance(value, str) or value not in _POLICIES[name]:
                 raise InvalidOptionError(f"{name}={value!r}: choose one of {', '.join(map(repr, _POLICIES[name]))}")
         if isinstance(max_block_chars, bool) or not isinstance(max_block_chars, int) or max_block_chars < 1:
@@ -114,7 +126,7 @@ class Sieve:
         if id_prefix is not None and not isinstance(id_prefix, str):
             raise InvalidOptionError(f"id_prefix={id_prefix!r}: must be a str or None")
         self.dialects = resolve(dialects)
-        self.machine = compose(self.dialects, bool(reasoning))
+        self.machine = compose(self.dialects, bool(reasoning), calls_in_reasoning)
         config = Config(
             matchers=self.machine.matchers,
             scoped=self.machine.scoped,
@@ -125,9 +137,21 @@ class Sieve:
             id_prefix=new_id_prefix() if id_prefix is None else id_prefix,
         )
         self._ctx: ModelBase = self.machine.model(config)
-        initial = "in_reasoning" if start_in_reasoning else "text"
-        if initial not in self.machine.decl.state_names():
-            raise InvalidOptionError("start_in_reasoning=True needs reasoning=True")
+        initial = "text"
+        if start_in_reasoning:
+            if not reasoning:
+                raise InvalidOptionError("start_in_reasoning=True needs reasoning=True")
+            declared = tuple(r for d in self.dialects for r in d.reasoning)
+            got = prefill_state(declared)
+            if got is None:
+                states = sorted({r.state for r in declared if r.prefill})
+                raise InvalidOptionError(
+                    f"start_in_reasoning=True: the dialects declare several reasoning families a prompt may open ({', '.join(states)})"
+                    if states else
+                    "start_in_reasoning=True: none of the dialects "
+                    f"{', '.join(d.name for d in self.dialects)} declares reasoning a prompt may open"
+                )
+            initial = got
         self._runner: CompiledRunner | ReferenceRunner
         if runner == "reference":
             self._runner = ReferenceRunner(self.machine.decl, self._ctx, initial)

@@ -210,11 +210,12 @@ class _Builder:
             parts = [self.leaf("call_open", n.open)] if n.open is not None else []
             mark = len(self.leaves)
             parts += [self.node(x) for x in n.items]
-            if n.open is None:
+            assert self.spec is not None
+            if n.open is None and self.spec.block.prose:
                 f, _l, _n = parts[0]
                 for leaf_id in f:
                     self.leaves[leaf_id].starts_call = True
-                if any(self.leaves[i].kind != "capture" for i in f) or mark not in f:
+                if (any(self.leaves[i].kind != "capture" for i in f) or mark not in f) and self.spec.block.prose:
                     raise GrammarError(f"dialect {self.dialect.name}: a call without an open marker must begin with a capture")
             if n.close is not None:
                 parts.append(self.leaf("call_close", n.close))

@@ -278,6 +278,66 @@ class Block:
     #: The block is chosen once the pattern has matched whole and no other dialect's
     #: still may; when none may, the opener is text.
     decide: Marker | None = None
+    #: False: never opened from prose; a ``Header`` case opens it (its open marker ends
+    #: the header, the header's match names the call).
+    prose: bool = True
+
+
+@dataclass(frozen=True)
+class HeaderCase:
+    """What a message body is when ``pattern`` (``regex.search`` over the header as
+    written, its markers included) matches: ``"reasoning"``, ``"text"`` or ``"call"``
+    (then its ``name`` group names the call)."""
+
+    label: str
+    pattern: str
+    body: str
+
+
+@dataclass(frozen=True)
+class Header:
+    """Message headers that decide what their body is (gpt-oss harmony).
+
+    A header begins at one of ``starts`` in prose (each opens a *part*, a state of its
+    own), holds short text and the markers of ``parts`` (each opens its part), and is
+    decided at ``end``: the first of ``cases`` that matches says what follows. Reasoning
+    is read until one of ``ends`` (or a new header); text is prose again; a call opens
+    ``call`` (a ``Block(prose=False)`` whose open marker is ``end``). The header and
+    ``ends`` are framing: in the ``raw`` of the Reasoning or Text next to them (or the
+    call's). A header longer than ``max_chars``, or one the stream ends in, is released
+    as text with a Diagnostic. Every other marker of ``tokens`` standing in prose is
+    framing too.
+    """
+
+    name: str
+    starts: tuple[tuple[Marker, str], ...]
+    parts: tuple[tuple[Marker, str], ...]
+    end: Marker
+    cases: tuple[HeaderCase, ...]
+    ends: tuple[Marker, ...]
+    call: Block
+    tokens: tuple[Marker, ...] = ()
+    max_chars: int = 256
+
+
+@dataclass(frozen=True)
+class Reasoning:
+    """A reasoning section a dialect's models write: ``open`` … ``close``, read in the
+    state ``state`` (families that name one state share it: its closes all end it).
+
+    The composer builds the reasoning region from the union of the enabled dialects'
+    declarations (equal declarations count once): prose listens for every ``open``
+    (entering the family's state) and every ``close`` (a stray close, shown with a
+    Diagnostic); the state listens for its family's closes and, as framing that rides
+    in ``Reasoning.raw``, for its own opens (a ``<think>`` written inside reasoning).
+    ``prefill``: a prompt may end with ``open`` (``Sieve(start_in_reasoning=True)``
+    starts in this state); at most one such state among the enabled dialects.
+    """
+
+    open: Marker
+    close: Marker
+    state: str = "in_reasoning"
+    prefill: bool = False
 
 
 @dataclass(frozen=True)
@@ -287,6 +347,18 @@ class Dialect:
     blocks: tuple[Block, ...]
     #: Regions of states of the dialect's own (see ``callsieve.grammar.states.Region``).
     regions: tuple[Region, ...] = ()
+    #: The reasoning sections its models write (``callsieve.grammar.reasoning``).
+    reasoning: tuple[Reasoning, ...] = ()
+    #: Message headers deciding their bodies (harmony): ``Header``.
+    headers: tuple[Header, ...] = ()
+    #: How visible text stands in a document of this dialect, for property tests (a
+    #: harmony final or commentary message); None: as it is.
+    wrap_text: Callable[[str, int], str] | None = field(default=None, compare=False)
+    #: Its models write tool-call blocks inside an unclosed reasoning section, and their
+    #: serving stacks take them as calls that end it (Qwen3, Kimi-K2-Thinking, DeepSeek
+    #: V3.1): with ``Sieve(calls_in_reasoning="dialect")`` (the default) its block openers
+    #: are listened for in reasoning too, and one there ends it with a Diagnostic.
+    calls_in_reasoning: bool = False
     #: Example of a whole, well-formed block (docs, demo, tests).
     sample: str = ""
     #: Build well-formed input from (name, [(key, raw_value, is_json)]) calls; used by
@@ -413,9 +485,24 @@ def validate(dialect: Dialect) -> None:
     """Raise :class:`GrammarError` naming the dialect, the marker and the rule it breaks."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", dialect.name):
         raise GrammarError(f"dialect name {dialect.name!r}: use lower_snake_case")
-    if not dialect.blocks and not dialect.regions:
-        raise GrammarError(f"dialect {dialect.name}: declares no block and no region")
+    if not dialect.blocks and not dialect.regions and not dialect.reasoning:
+        raise GrammarError(f"dialect {dialect.name}: declares no block, no region and no reasoning")
+    by_header = {id(n) for b in dialect.blocks if not b.prose for n in _walk((b,)) if isinstance(n, Call)}
+    for h in dialect.headers:
+        for m in (h.end, *(m for m, _ in h.starts), *(m for m, _ in h.parts), *h.ends, *h.tokens):
+            validate_marker(m, f"dialect {dialect.name}, header marker {m.shown()!r}")
+        for c in h.cases:
+            if c.body not in ("reasoning", "text", "call"):
+                raise GrammarError(f"dialect {dialect.name}: header case {c.label!r}: body must be reasoning, text or call")
+            try:
+                regex.compile(c.pattern)
+            except regex.error as e:
+                raise GrammarError(f"dialect {dialect.name}: header case {c.label!r} does not compile: {e}") from None
+        if h.call.prose or h.call.open != h.end:
+            raise GrammarError(f"dialect {dialect.name}: a header's call block must be Block(prose=False) opened by its end marker")
     for n in _walk(dialect.blocks):
+        if id(n) in by_header:
+            continue
         keys = {id(x.key_capture()) for x in _walk(n.items) if isinstance(x, Param)} if isinstance(n, Call) else set()
         named_inside = isinstance(n, Call) and any(
             isinstance(x, Capture) and "(?P<name>" in x.pattern and id(x) not in keys for x in _walk(n.items)
@@ -452,6 +539,11 @@ def validate(dialect: Dialect) -> None:
             raise GrammarError(f"dialect {dialect.name}: a bare block (open=None) must have close_optional=True or close=None")
     for m in dialect.markers():
         validate_marker(m, f"dialect {dialect.name}, marker {m.shown()!r}")
+    for r in dialect.reasoning:
+        for m in (r.open, r.close):
+            validate_marker(m, f"dialect {dialect.name}, reasoning marker {m.shown()!r}")
+        if not re.fullmatch(r"[a-z][a-z0-9_.]*", r.state):
+            raise GrammarError(f"dialect {dialect.name}: reasoning state {r.state!r}: use lower_snake_case")
     for n in _walk(dialect.blocks):
         if isinstance(n, Capture):
             try:

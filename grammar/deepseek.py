@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 
 from callsieve.grammar.api import Block, Call, Capture, Dialect, JsonArgs, Many, Marker, arguments_of
+from callsieve.grammar.reasoning import THINK
 
 BAR, SP = "\uff5c", "\u2581"
 
@@ -84,6 +85,7 @@ V3 = Dialect(
     name="deepseek_v3",
     title="DeepSeek V3 / R1 (function<｜tool▁sep｜>NAME + ```json)",
     blocks=(V3_BLOCK,),
+    reasoning=(THINK,),
     sample=render_v3([("get_weather", [("location", "Tokyo", False)])]),
     render=render_v3,
 )
@@ -91,6 +93,9 @@ V31 = Dialect(
     name="deepseek_v31",
     title="DeepSeek V3.1 (NAME<｜tool▁sep｜>{…})",
     blocks=(V31_BLOCK,),
+    reasoning=(THINK,),
+    # V3.1 puts the tool-call section at the end of an unclosed <think> (sglang PR #9446)
+    calls_in_reasoning=True,
     sample=render_v31([("get_weather", [("location", "Tokyo", False)])]),
     render=render_v31,
 )

@@ -20,6 +20,7 @@ without its block (seen when V4 falls back to text) is read as a block of its ow
 from __future__ import annotations
 
 from callsieve.grammar.api import Block, Call, Choose, Dialect, JsonValue, Many, Marker, Param, Raw, ValueStyle
+from callsieve.grammar.reasoning import THINK
 from callsieve.grammar.tags import ATTRS, END, LT
 
 BARS = "[\uff5c|\u2016]{1,4}"
@@ -99,6 +100,7 @@ DIALECT = Dialect(
     name="dsml",
     title="DeepSeek DSML (V3.2 function_calls, V4 tool_calls)",
     blocks=BLOCKS,
+    reasoning=(THINK,),
     sample=render([("get_weather", [("location", "杭州", False), ("days", "3", True)])]),
     render=render,
 )

@@ -38,6 +38,7 @@ import json
 
 from callsieve.grammar.api import Block, Call, Capture, Dialect, Many, Marker, Param, Raw, ValueStyle
 from callsieve.grammar.tags import close_tag, open_tag
+from callsieve.grammar.reasoning import THINK
 
 TOOL_CALL = Marker(open_tag("tool_call"), ("<tool_call>",), "<tool_call>")
 TOOL_CALL_END = Marker(close_tag("tool_call"), ("</tool_call>",), "</tool_call>")
@@ -105,6 +106,9 @@ DIALECT = Dialect(
     name="glm45",
     title="GLM-4.5/4.6/4.7/5 (<tool_call>NAME<arg_key>…<arg_value>…)",
     blocks=(BLOCK,),
+    # <think>…</think>; GLM-4.7/5 prompts end with <think> when thinking is on
+    # (start_in_reasoning=True). Its serving stacks do not read calls inside reasoning.
+    reasoning=(THINK,),
     sample=render([("get_weather", [("city", "北京", False), ("days", "3", True)])]),
     render=render,
 )

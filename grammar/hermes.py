@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 
 from callsieve.grammar.api import Block, Dialect, JsonCall, Marker, arguments_of
+from callsieve.grammar.reasoning import THINK
 from callsieve.grammar.tags import close_tag, open_tag
 
 TOOL_CALL = Marker(open_tag("tool_call"), ("<tool_call>",), "<tool_call>")
@@ -41,6 +42,9 @@ DIALECT = Dialect(
     name="hermes",
     title='Hermes / Qwen JSON (<tool_call>{"name": …}</tool_call>)',
     blocks=(BLOCK,),
+    reasoning=(THINK,),
+    # Qwen3 writes <tool_call> inside an unclosed <think>; its stacks take it as a call
+    calls_in_reasoning=True,
     sample=render([("get_weather", [("city", "Paris", False), ("days", "3", True)])]),
     render=render,
 )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 
 from callsieve.grammar.api import Block, Call, Capture, Dialect, JsonArgs, Many, Marker, arguments_of
+from callsieve.grammar.reasoning import THINK
 
 
 def special(*names: str) -> Marker:
@@ -51,6 +52,9 @@ DIALECT = Dialect(
     name="kimi_k2",
     title="Kimi K2 (<|tool_call_begin|>functions.NAME:IDX)",
     blocks=(BLOCK,),
+    reasoning=(THINK,),
+    # Kimi-K2-Thinking ends an unclosed <think> with its tool-call section (dialects.md §12)
+    calls_in_reasoning=True,
     sample=render([("get_weather", [("city", "Beijing", False)])]),
     render=render,
 )

@@ -14,6 +14,7 @@ There is no ``string=`` attribute: values are raw text, typed by the tool schema
 from __future__ import annotations
 
 from callsieve.grammar.api import Block, Call, Dialect, Many, Marker, Param, Raw
+from callsieve.grammar.reasoning import THINK
 from callsieve.grammar.tags import close_tag, open_tag
 
 BLOCK = Block(
@@ -45,6 +46,7 @@ DIALECT = Dialect(
     name="minimax_m2",
     title="MiniMax-M2 (<minimax:tool_call>)",
     blocks=(BLOCK,),
+    reasoning=(THINK,),
     sample=render([("get_weather", [("city", "Paris", False), ("days", "3", False)])]),
     render=render,
 )

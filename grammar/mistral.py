@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 
 from callsieve.grammar.api import Alt, Block, Call, Capture, Dialect, JsonArgs, JsonCall, JsonCalls, Many, Marker, Opt, Seq, arguments_of
+from callsieve.grammar.reasoning import BRACKETS, THINK
 
 TOOL_CALLS = Marker(r"\[TOOL_CALLS\]", ("[TOOL_CALLS]",))
 CALL_ID = Marker(r"\[CALL_ID\]", ("[CALL_ID]",))
@@ -60,6 +61,8 @@ DIALECT = Dialect(
     name="mistral",
     title="Mistral ([TOOL_CALLS]…)",
     blocks=(BLOCK,),
+    # v13+ Magistral: [THINK]…[/THINK]; Magistral 2506/2507: plain <think>…</think>
+    reasoning=(BRACKETS, THINK),
     sample=render([("get_weather", [("city", "Zürich", False)])], 2),
     render=render,
 )

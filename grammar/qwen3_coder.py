@@ -18,6 +18,7 @@ parameter, the call close or the block close (the seed 004 bug).
 from __future__ import annotations
 
 from callsieve.grammar.api import Block, Call, Dialect, Many, Marker, Param, Raw, ValueStyle
+from callsieve.grammar.reasoning import THINK
 from callsieve.grammar.tags import END, LT, close_tag, open_tag
 
 NAME = r"(?P<name>[^<>\uff1c\n]{1,128})"
@@ -52,6 +53,7 @@ DIALECT = Dialect(
     name="qwen3_coder",
     title="Qwen3-Coder XML (<tool_call><function=…>)",
     blocks=(BLOCK,),
+    reasoning=(THINK,),  # Qwen3.5/3.6 thinking variants
     sample=render([("write_file", [("path", "src/a.py", False), ("content", "def f():\n    return 1", False)])]),
     render=render,
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from callsieve.grammar import deepseek, dsml, glm45, hermes, kimi_k2, minimax_m2, mistral, qwen3_coder, xml
+from callsieve.grammar import deepseek, dsml, glm45, harmony, hermes, kimi_k2, minimax_m2, mistral, qwen3_coder, xml
 from callsieve.grammar.api import Dialect, validate
 from callsieve.grammar.errors import GrammarError, UnknownDialectError
 
@@ -12,7 +12,7 @@ REGISTRY: dict[str, Dialect] = {
     d.name: d
     for d in (
         dsml.DIALECT, xml.DIALECT, qwen3_coder.DIALECT, minimax_m2.DIALECT,
-        hermes.DIALECT, glm45.DIALECT, kimi_k2.DIALECT, deepseek.V3, deepseek.V31, mistral.DIALECT,
+        hermes.DIALECT, glm45.DIALECT, kimi_k2.DIALECT, deepseek.V3, deepseek.V31, mistral.DIALECT, harmony.DIALECT,
     )
 }
 #: The built-in names; ``Sieve()`` (dialects=None) enables these, not registered extras.

@@ -14,6 +14,7 @@ CDATA values are kept raw; outside CDATA the XML entities are unescaped.
 from __future__ import annotations
 
 from callsieve.grammar.api import Block, Call, Dialect, Many, Marker, Param, Raw, ValueStyle
+from callsieve.grammar.reasoning import THINK
 from callsieve.grammar.tags import close_tag, open_tag
 
 BLOCK = "tool_calls|function_calls"
@@ -60,6 +61,7 @@ DIALECT = Dialect(
     name="xml",
     title="Gateway XML (<tool_calls>/<invoke>/<parameter>)",
     blocks=(STRUCTURE,),
+    reasoning=(THINK,),  # ds2api asks for <think>…</think> before the block
     sample=render([("read_file", [("path", "a.md", False)])], 1),
     render=render,
 )

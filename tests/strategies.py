@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import callsieve
 from callsieve.grammar import REGISTRY, cdata, reasoning
 from callsieve.grammar.api import Dialect, Raw
+from callsieve.regions.reasoning import prefill_state
 
 DIALECTS: list[Dialect] = list(REGISTRY.values())
 
@@ -52,6 +53,24 @@ def chunks(draw: st.DrawFn, text: str) -> list[str]:
     cuts = draw(st.lists(st.integers(0, len(text)), max_size=min(len(text), 30)))
     points = sorted(set(cuts) | {0, len(text)})
     return [text[a:b] for a, b in zip(points, points[1:])]
+
+
+def framing(raw: str) -> bool:
+    """``raw`` of an empty-text Text is framing: harmony tokens or a message header
+    (``<|start|>…<|message|>``), which ride in raw and never in text."""
+    import re
+
+    return re.fullmatch(r"<\|[a-z]+\|>(?:.*<\|[a-z]+\|>)?", raw, re.S) is not None
+
+
+#: ``Sieve(calls_in_reasoning=...)``: every policy.
+REASONING_POLICIES = st.sampled_from(["dialect", "call", "reasoning"])
+
+
+def prefills(names: list[str] | None) -> bool:
+    """The dialects declare reasoning a prompt may open (``start_in_reasoning=True``)."""
+    ds = list(REGISTRY[n] for n in (names if names is not None else callsieve.DIALECTS))
+    return prefill_state(tuple(r for d in ds for r in d.reasoning)) is not None
 
 
 def run(text_chunks: list[str], **kw: Any) -> list[callsieve.Event]:
@@ -177,7 +196,8 @@ def document(draw: st.DrawFn, d: Dialect) -> tuple[str, Expected]:
         prose = draw(PROSE)
         if bare and k and prose and not prose.strip():
             prose = "." + prose
-        pieces.append(prose)
+        # (harmony: visible text stands in a final or commentary message, framing in raw)
+        pieces.append(d.wrap_text(prose, draw(st.integers(0, 7))) if d.wrap_text else prose)
         text.append(prose)
         # (these render one block per call, joined by a newline that is not prose)
         per_block = 1 if d.name in ("qwen3_coder", "hermes", "glm45") else draw(st.integers(1, 3))
@@ -186,7 +206,7 @@ def document(draw: st.DrawFn, d: Dialect) -> tuple[str, Expected]:
         pieces.append(d.render([(n, p) for n, p, _ in block_calls], variant))
         calls += [(n, a) for n, _, a in block_calls]
     tail = draw(PROSE)
-    pieces.append(tail)
+    pieces.append(d.wrap_text(tail, draw(st.integers(0, 7))) if d.wrap_text and draw(st.booleans()) else tail)
     text.append(tail)
     return "".join(pieces), Expected("".join(text), calls)
 

@@ -13,7 +13,7 @@ from hypothesis import given, strategies as st
 
 import callsieve
 from callsieve.events import merged
-from strategies import any_dialect, chunks, document, run, soup
+from strategies import REASONING_POLICIES, prefills, any_dialect, chunks, document, run, soup
 
 TOOLS = [
     {"type": "function", "function": {"name": "f", "parameters": {"properties": {
@@ -50,7 +50,8 @@ def test_runners_agree_per_dialect_with_tools_and_policies(data: st.DataObject) 
         tools=data.draw(st.sampled_from([None, TOOLS])),
         unknown_tool=data.draw(st.sampled_from(["call", "text", "drop"])),
         on_malformed=data.draw(st.sampled_from(["text", "drop", "raise"])),
-        start_in_reasoning=data.draw(st.booleans()),
+        start_in_reasoning=data.draw(st.booleans()) and prefills([d.name]),
+        calls_in_reasoning=data.draw(REASONING_POLICIES),
         max_block_chars=data.draw(st.sampled_from([1 << 20, 30, 1, 7, 64])),
     )
 

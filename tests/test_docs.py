@@ -23,6 +23,7 @@ PRODUCES: dict[str, tuple[str, dict[str, Any]]] = {
     "dropped_call": (CALL.format(name="g", params=""), {"tools": TOOLS, "unknown_tool": "drop"}),
     "type_mismatch": (CALL.format(name="f", params="<parameter=n>\nabc\n</parameter>\n"), {"tools": TOOLS}),
     "stray_reasoning_close": ("hmm</think>answer", {}),
+    "reasoning_closed_by_call": ('<think>hmm <tool_call>{"name": "f", "arguments": {}}</tool_call>', {}),
 }
 
 
@@ -62,7 +63,38 @@ def test_readme_test_command_installs_the_test_extra_and_every_adapter() -> None
 
 def test_help_shows_the_options_and_the_events() -> None:
     doc = callsieve.Sieve.__doc__ or ""
-    for option in ("dialects", "tools", "on_malformed", "unknown_tool", "max_block_chars", "start_in_reasoning", "id_prefix"):
+    for option in ("dialects", "tools", "on_malformed", "unknown_tool", "max_block_chars", "start_in_reasoning", "calls_in_reasoning", "id_prefix"):
         assert f"{option}:" in doc, option
     for event in (callsieve.Text, callsieve.Reasoning, callsieve.ToolCallStart, callsieve.ToolCallDelta, callsieve.ToolCall):
         assert event.__doc__ and event.__name__ in doc
+
+
+def _reasoning_rows() -> list[list[str]]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("<!-- reasoning-examples") :]
+    rows = []
+    for line in section.splitlines()[3:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        rows.append(cells)
+    return rows
+
+
+def test_readme_has_one_reasoning_example_per_family_and_each_is_true() -> None:
+    from callsieve.grammar import REGISTRY
+
+    rows = _reasoning_rows()
+    families = {r for d in REGISTRY.values() for r in d.reasoning}
+    assert len(rows) >= len(families) + 1  # every family, and harmony's analysis channel
+    for family, _declared, example, reasoning, visible in rows:
+        m = re.fullmatch(r"`(.*)` \(`([a-z0-9_]+)`\)", example)
+        assert m, example
+        doc, dialect = m.groups()
+        r = callsieve.parse(doc, dialects=[dialect], start_in_reasoning="start_in_reasoning=True" in family)
+        assert (r.reasoning, r.text) == (reasoning.strip("`"), visible.strip("`")), family
+        assert not r.diagnostics
+    declared = " ".join(r[1] for r in rows)
+    for name, d in REGISTRY.items():
+        if d.reasoning or d.headers:
+            assert f"`{name}`" in declared, name

@@ -177,3 +177,38 @@ def test_grammar_imports_nothing_from_the_engine() -> None:
             for name in names:
                 if name.startswith("callsieve"):
                     assert name.startswith("callsieve.grammar"), f"{path.name} imports {name}"
+
+
+# -- reasoning families and message headers
+def test_a_reasoning_state_name_must_be_snake_case() -> None:
+    from dataclasses import replace
+
+    from callsieve.grammar.reasoning import THINK
+
+    rejects(replace(dialect("thinker"), reasoning=(replace(THINK, state="In Reasoning"),)), "reasoning state 'In Reasoning'")
+
+
+def test_two_prefill_families_cannot_both_be_started_in() -> None:
+    from dataclasses import replace
+
+    from callsieve.grammar.reasoning import BRACKETS
+
+    d = replace(dialect("brackety"), reasoning=(replace(BRACKETS, prefill=True),))
+    with pytest.raises(callsieve.InvalidOptionError, match="start_in_reasoning"):
+        callsieve.Sieve(["hermes", d], start_in_reasoning=True)
+    with pytest.raises(callsieve.InvalidOptionError, match="several reasoning families"):
+        callsieve.Sieve(["hermes", d], start_in_reasoning=True)
+
+
+def test_a_header_case_names_a_known_body_and_its_call_block_is_opened_by_its_end() -> None:
+    from dataclasses import replace
+
+    from callsieve.grammar import HeaderCase
+    from callsieve.grammar.harmony import DIALECT, HEADER
+
+    bad_case = replace(HEADER, cases=(HeaderCase("x", "", "nonsense"),))
+    rejects(replace(DIALECT, name="h1", headers=(bad_case,)), "body must be reasoning, text or call")
+    bad_pattern = replace(HEADER, cases=(HeaderCase("x", "(", "text"),))
+    rejects(replace(DIALECT, name="h2", headers=(bad_pattern,)), "header case 'x' does not compile")
+    prose_block = replace(HEADER.call, prose=True)
+    rejects(replace(DIALECT, name="h3", blocks=(prose_block,), headers=(replace(HEADER, call=prose_block),)), "prose=False")

@@ -29,6 +29,8 @@ def _alt(patterns: list[str]) -> "re.Pattern[str]":
 
 
 _JSON = json.JSONDecoder()
+_HARMONY_ANALYSIS = re.compile(r"<\|channel\|>analysis<\|message\|>(.*?)(?:<\|end\|>|$)", re.S)
+_HARMONY_CALL = re.compile(r"to=(?:functions\.)?([^\s<]+)[^<]*?(?:<\|constrain\|>)?\s*(?:json)?<\|message\|>(.*?)(?:<\|call\|>|$)", re.S)
 
 
 def _json_at(buf: str, at: int, end: int) -> dict[str, Any] | None:
@@ -51,8 +53,13 @@ class NaiveStream:
         self.think_close = re.compile(reasoning.THINK_CLOSE.pattern)
         # One (block open, block close, call open, param open, param close) set per dialect.
         self.grammars = []
+        #: Harmony (gpt-oss), as SGLang's gpt_oss detector reads it: every analysis body,
+        #: every recipient's JSON, found again from the start (one pattern each).
+        self.harmony = any(d.headers for d in ds)
         for d in ds:
             roles = d.markers_by_role()
+            if d.headers:
+                continue  # read by the harmony patterns below
             if not roles["block_open"]:
                 continue  # a bare-block dialect (Mistral): no block to search for
 
@@ -76,10 +83,26 @@ class NaiveStream:
     def close(self) -> list[tuple[str, str]]:
         return self._parse(final=True)
 
+    def _parse_harmony(self, buf: str) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        reasoning_text = "".join(m.group(1) for m in _HARMONY_ANALYSIS.finditer(buf))
+        if len(reasoning_text) > self.sent_reasoning:
+            out.append(("reasoning", reasoning_text[self.sent_reasoning :]))
+            self.sent_reasoning = len(reasoning_text)
+        calls: list[tuple[str, dict[str, Any]]] = []
+        for c in _HARMONY_CALL.finditer(buf):
+            args = _json_at(buf, c.start(2), c.end(2))
+            if args is not None:
+                calls.append((c.group(1), args))
+        self.calls = calls
+        return out
+
     def _parse(self, final: bool) -> list[tuple[str, str]]:
         buf = self.buf
         out: list[tuple[str, str]] = []
         start = 0
+        if self.harmony:
+            return self._parse_harmony(buf)
         m = self.think_open.match(buf)
         if m is not None:
             close = self.think_close.search(buf, m.end())

@@ -19,6 +19,8 @@ Workloads (each a :class:`Workload`):
 * ``hermes_json_arg`` / ``hermes_reasoning_call``: a hermes call whose JSON string
   argument holds the source file; reasoning followed by a hermes call. Built only when
   ``"hermes"`` is in ``callsieve.DIALECTS``.
+* ``harmony``: gpt-oss: a long analysis message (reasoning prose on the analysis
+  channel), then a call message (recipient in the channel part, ``<|constrain|>json``).
 """
 
 from __future__ import annotations
@@ -204,6 +206,12 @@ def build_hermes_reasoning_call(size: int, seed: int) -> str:
     return "<think>\n" + body + "\n</think>\n\n" + call
 
 
+def build_harmony(size: int, seed: int) -> str:
+    call = _render("harmony", [("get_weather", [("city", "Paris", False), ("days", "3", True)])], 5)
+    body = prose(max(0, size - len(call) - 60), seed)
+    return "<|channel|>analysis<|message|>" + body + "<|end|>" + call
+
+
 WORKLOADS: tuple[Workload, ...] = (
     Workload("prose_call", "prose, one qwen3_coder call at the end", build_prose_call, ("qwen3_coder",), 1),
     Workload("arg_qwen3_coder", "one qwen3_coder call, a <-dense source file as its argument", _arg("qwen3_coder", "</parameter>"), ("qwen3_coder",), 1, True),
@@ -213,6 +221,7 @@ WORKLOADS: tuple[Workload, ...] = (
     Workload("reasoning_call", "<think> prose </think>, then a qwen3_coder call", build_reasoning_call, ("qwen3_coder",), 1),
     Workload("hermes_json_arg", "one hermes call, the source file as a JSON string argument", build_hermes_json_arg, ("hermes",), 1, True),
     Workload("hermes_reasoning_call", "<think> prose </think>, then a hermes call", build_hermes_reasoning_call, ("hermes",), 1),
+    Workload("harmony", "gpt-oss: a long analysis message, then a call message", build_harmony, ("harmony",), 1),
 )
 
 

@@ -638,11 +638,23 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
     # Of several labelled edges between the same two states (a marker's and a dead
     # tag's, maybe_tag -> in_param), dot bundles those with the same ports into one
     # chain and stacks their labels on one another: all but the first go by the bottom.
+    # Likewise the exits of a compact box's state into several dialects' positions (the
+    # JSON body's close into each dialect's next position): dot puts their labels in the
+    # one gap beside the box. The second exit of each state goes by the bottom: measured
+    # with label_overlaps over every view (all of them, or every other, by the bottom
+    # stack there instead; with harmony's exit, the overview overlapped).
     seen: set[tuple[str, str]] = set()
+    exits: dict[str, int] = {}
     for e in edges:
         pair = (e.sources[0], e.dest)
         again = pair in seen and not e.cluster and id(e) not in unlabelled and e.sources != (e.dest,)
         seen.add(pair)
+        src = e.sources[0]
+        if (not e.cluster and id(e) not in unlabelled and owner.get(src) in _COMPACT
+                and owner.get(e.dest) not in (owner.get(src), None) and e.dest != decl.initial):
+            n = exits.get(src, 0)
+            exits[src] = n + 1
+            again = again or n % 2 == 1
         _draw_edge(dot, e, looks[id(e)], {c.key: c for c in _walk(clusters)}, pair in returns or again,
                    labelled=id(e) not in unlabelled)
     if not path_only:

@@ -91,6 +91,9 @@ def add_sieve_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --tools, a call to a tool not listed (default: kept as a call)")
     parser.add_argument("--start-in-reasoning", action="store_true",
                         help="the prompt ended with <think>: output is reasoning until </think>")
+    parser.add_argument("--calls-in-reasoning", choices=("dialect", "call", "reasoning"), default="dialect",
+                        help="a tool-call block inside unclosed reasoning: a call where its dialect says so "
+                        "(default), always, or never")
     # A transcript's events are a record: the same input prints the same ids. A library
     # sieve draws a random prefix instead (ids must never repeat across a conversation).
     parser.add_argument("--id-prefix", default="call_", metavar="PREFIX",
@@ -138,6 +141,7 @@ def make_sieve(args: argparse.Namespace) -> callsieve.Sieve:
         on_malformed=args.on_malformed,
         unknown_tool=args.unknown_tool,
         start_in_reasoning=args.start_in_reasoning,
+        calls_in_reasoning=getattr(args, "calls_in_reasoning", "dialect"),
         id_prefix=getattr(args, "id_prefix", "call_"),
     )
 
