@@ -121,7 +121,10 @@ class Diagnostic:
     (the block is released by policy ``on_malformed``; calls it had started are
     abandoned), ``unknown_tool`` and ``dropped_call`` (policy ``unknown_tool``),
     ``type_mismatch`` (a value kept as its raw string), ``stray_reasoning_close``
-    (``</think>`` without ``<think>``). ``message`` says what happened, for people;
+    (``</think>`` without ``<think>``); the tolerances, each saying what was assumed
+    (README, "What models really emit"; none under ``Sieve(strict=True)``):
+    ``missing_block_open``, ``implied_param_close``, ``implied_call_close``,
+    ``dsml_variant``, ``python_literal``, ``unwrapped_arguments``. ``message`` says what happened, for people;
     ``raw`` holds input only when the policy dropped it."""
 
     code: str

@@ -28,6 +28,31 @@ Structure::
     Choose(field, cases, default)   the value body chosen by an attribute of the
                                     parameter's open marker (DSML ``string="false"``)
 
+Tolerances (what models really emit; each one names the ``Diagnostic`` code emitted
+every time it is used, and ``Sieve(strict=True)`` composes the machine without any):
+
+    Marker(..., variants=(Variant(pattern, examples, code),))
+                                    a misspelling of the marker read as the marker
+                                    (leaked DSML with five bars, a doubled ``<``)
+    Raw(close, implied_close=CODE)  the value's close may be left out: a marker that
+                                    may follow the value, at the start of a line of
+                                    it, ends the value (Qwen3-Coder dropping a
+                                    ``</parameter>``); a parameter open must bring a
+                                    new key (with ``tools=``, a known one), and a value
+                                    that quotes a call or block open implies nothing
+    Call(..., implied_close=CODE)   the call's close may be left out before what may
+                                    follow the call (DSML without ``</invoke>``)
+    Call(..., wrapped=("arguments",))
+                                    a call whose only parameter is one of these keys,
+                                    holding a JSON object, while the tool's schema has
+                                    no property of that name, is unwrapped (code
+                                    ``unwrapped_arguments``; needs ``tools=``)
+    Block(None, ..., tolerance=CODE) a bare block that is a deviation (a call written
+                                    without its wrapper): with ``tools=`` given its
+                                    calls must all name known tools, else it stays
+                                    text; released, it is always text, never dropped
+                                    or raised (prose that mentions a marker)
+
 Rules every marker pattern obeys (checked by :func:`validate`, errors name the rule):
 
 1. it compiles under both ``re`` (bulk scans) and ``regex`` (partial matching);
@@ -55,16 +80,34 @@ MAX_TAG_CHARS = 256
 
 
 @dataclass(frozen=True)
+class Variant:
+    """A tolerated misspelling of a marker: read as the marker, with a ``Diagnostic``
+    of ``code`` each time it is. Its pattern obeys the marker rules too; text the
+    marker's own pattern reads is never the variant's."""
+
+    pattern: str
+    examples: tuple[str, ...]
+    code: str
+    label: str = ""
+
+
+@dataclass(frozen=True)
 class Marker:
     """One marker: a pattern over a complete tag, and literal examples of it.
 
     Named groups the engine reads: ``name`` (a call's name or a parameter's key),
     ``attrs`` (an attribute list, parsed into fields: ``name``, ``string``, ...).
+    ``variants``: tolerated misspellings (:class:`Variant`), left out under strict.
     """
 
     pattern: str
     examples: tuple[str, ...]
     label: str = ""
+    variants: tuple[Variant, ...] = ()
+
+    def as_variant(self, v: Variant) -> "Marker":
+        """The variant as a marker of its own (what a matcher listens for)."""
+        return Marker(v.pattern, v.examples, v.label or f"{self.shown()} ~{v.code}")
 
     def shown(self) -> str:
         return self.label or self.examples[0]
@@ -98,6 +141,9 @@ class Raw:
 
     close: Marker
     style: ValueStyle = ValueStyle()
+    #: Tolerance: the close may be left out before a marker that may follow the value;
+    #: the Diagnostic code then emitted ("" : the close is required).
+    implied_close: str = ""
 
 
 @dataclass(frozen=True)
@@ -221,12 +267,19 @@ class Call:
     items: tuple["Node", ...]
     close: Marker | None
     ids: str
+    #: Tolerance: the close may be left out before what may follow the call (the code).
+    implied_close: str
+    #: Tolerance: keys a model may wrap all the arguments in once (see the docstring).
+    wrapped: tuple[str, ...]
 
-    def __init__(self, open: Marker | None, *items: "Node", close: Marker | None, ids: str = "generated") -> None:
+    def __init__(self, open: Marker | None, *items: "Node", close: Marker | None, ids: str = "generated",
+                 implied_close: str = "", wrapped: tuple[str, ...] = ()) -> None:
         object.__setattr__(self, "open", open)
         object.__setattr__(self, "items", tuple(items))
         object.__setattr__(self, "close", close)
         object.__setattr__(self, "ids", ids)
+        object.__setattr__(self, "implied_close", implied_close)
+        object.__setattr__(self, "wrapped", tuple(wrapped))
 
 
 Node = Union[Marker, Param, Many, Opt, Alt, Seq, Call, Capture, JsonArgs, JsonCall, JsonCalls]
@@ -245,6 +298,9 @@ class Block:
     #: When dialects share this block's opener: a pattern over what follows the opener
     #: that tells this block apart (default: derived, the markers that may follow it).
     decide: Marker | None = None
+    #: Tolerance: this bare block is a deviation (a call without its wrapper); the
+    #: Diagnostic code emitted when it is read. Left out under strict.
+    tolerance: str = ""
 
 
 @dataclass(frozen=True)
@@ -263,6 +319,12 @@ class Dialect:
     )
 
     # -- reading the structure (for tools and tests; the engine compiles it itself)
+    def variants(self) -> Iterator[tuple[Marker, Variant]]:
+        """Every tolerated variant of a marker, with its marker."""
+        for m in self.markers():
+            for v in m.variants:
+                yield m, v
+
     def markers(self) -> Iterator[Marker]:
         """Every marker of the structure, each once, in declaration order."""
         seen: list[Marker] = []
@@ -401,6 +463,18 @@ def validate(dialect: Dialect) -> None:
             raise GrammarError(f"dialect {dialect.name}: a bare block (open=None) must have close_optional=True or close=None")
     for m in dialect.markers():
         validate_marker(m, f"dialect {dialect.name}, marker {m.shown()!r}")
+        for v in m.variants:
+            where = f"dialect {dialect.name}, variant {v.code!r} of marker {m.shown()!r}"
+            if not re.fullmatch(r"[a-z][a-z0-9_]*", v.code):
+                raise GrammarError(f"{where}: a variant's code must be lower_snake_case")
+            validate_marker(m.as_variant(v), where)
+            own = regex.compile(m.pattern)
+            for ex in v.examples:
+                if own.fullmatch(ex):
+                    raise GrammarError(f"{where}: example {ex!r} is the marker itself, not a variant")
+    for b in dialect.blocks:
+        if b.tolerance and b.open is not None:
+            raise GrammarError(f"dialect {dialect.name}: only a bare block (open=None) may be a tolerance")
     for n in _walk(dialect.blocks):
         if isinstance(n, Capture):
             try:

@@ -23,6 +23,13 @@ PRODUCES: dict[str, tuple[str, dict[str, Any]]] = {
     "dropped_call": (CALL.format(name="g", params=""), {"tools": TOOLS, "unknown_tool": "drop"}),
     "type_mismatch": (CALL.format(name="f", params="<parameter=n>\nabc\n</parameter>\n"), {"tools": TOOLS}),
     "stray_reasoning_close": ("hmm</think>answer", {}),
+    "missing_block_open": ("<function=f>\n<parameter=n>\n1\n</parameter>\n</function>", {}),
+    "implied_param_close": ("<tool_call>\n<function=f>\n<parameter=n>\n1\n</function>\n</tool_call>", {}),
+    "implied_call_close": ('<｜DSML｜tool_calls><｜DSML｜invoke name="f"></｜DSML｜tool_calls>', {}),
+    "dsml_variant": ('<DSML tool_calls><｜DSML｜invoke name="f"></｜DSML｜invoke></｜DSML｜tool_calls>', {}),
+    "python_literal": (CALL.format(name="f", params="<parameter=v>\n['a']\n</parameter>\n"),
+                       {"tools": [{"type": "function", "function": {"name": "f", "parameters": {"properties": {"v": {"type": "array"}}}}}]}),
+    "unwrapped_arguments": (CALL.format(name="f", params='<parameter=arguments>\n{"n": 1}\n</parameter>\n'), {"tools": TOOLS}),
 }
 
 

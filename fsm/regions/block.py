@@ -55,6 +55,13 @@ class Call:
     args_done: bool = False
     #: canonical text produced before the call's start (its name was not known yet)
     pending: list[str] = field(default_factory=list)
+    #: the Diagnostic code when this call's close is left out (``Call(implied_close=)``)
+    implied_code: str = ""
+    #: keys the call's arguments may be wrapped in once (``Call(wrapped=)``)
+    wrapped: tuple[str, ...] = ()
+    #: a first parameter that may wrap every argument: (key, value as written, the
+    #: object it holds), its fragment held until the call shows whether it is the only one
+    deferred: tuple[str, Any, dict[str, Any]] | None = None
 
 
 @dataclass
@@ -77,6 +84,13 @@ class Block:
     #: passed max_block_chars: released, its rest streamed out (``ModelBase._spill``)
     #: while the states keep reading its structure to find where it ends
     spilled: bool = False
+    #: tolerated deviations read so far (grammar.api tolerances): emitted with the calls
+    tolerated: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def tolerance(self) -> str:
+        """The Diagnostic code of a block that is itself a deviation ("" if not)."""
+        return self.spec.block.tolerance
 
     @property
     def dialect_name(self) -> str:
@@ -84,6 +98,9 @@ class Block:
 
 
 class BlockModel(TagModel):
+    #: tolerated deviations read before their block opened (a variant block open)
+    notes: list[Diagnostic]
+
     # ------------------------------------------------------------- holding
     def hold_char(self, ch: str) -> None:
         self._hold(ch)
@@ -109,7 +126,21 @@ class BlockModel(TagModel):
     def bind_block(self, spec: object, tag: str, start: int) -> None:
         self.flush()
         self.block = Block(spec, start)  # type: ignore[arg-type]
+        self._take_notes(self.block)
         self._hold(tag)
+
+    def _take_notes(self, b: Block) -> None:
+        if self.notes:
+            b.tolerated += self.notes
+            self.notes = []
+
+    def tolerate(self, code: str, what: str, offset: int) -> None:
+        """A tolerated deviation was read: it is reported with the block's calls."""
+        d = Diagnostic(code, what, offset)
+        if self.block is None:
+            self.notes.append(d)  # the block it belongs to opens next
+        else:
+            self.block.tolerated.append(d)
 
     def open_bare_block(self, ch: str) -> None:
         """A bare block's first marker in prose, not itself a call's open (Mistral's
@@ -124,14 +155,30 @@ class BlockModel(TagModel):
         hit = self._hit(ch)
         self.flush()
         self.block = Block(getattr(hit.entry.data, "spec"), self.tag_start)
+        self._take_notes(self.block)
         self.open_call(ch)
+
+    def _imply_call_close(self, b: Block, before: str) -> None:
+        """Tolerance (``Call(implied_close=...)``): the open call's close was left out
+        before ``before``; the call ends here."""
+        call = b.call
+        if call is None:
+            return
+        self.tolerate(call.implied_code or "implied_call_close", f"the close of call {call.name!r} was left out before {before}; the call ends there",
+                      self.tag_start)
+        self.finish_call(call)
 
     def open_call(self, ch: str) -> None:
         b = self._block()
         hit = self._hit(ch)
         leaf = getattr(hit.entry.data, "leaf", None)
+        if b.call is not None:
+            self._imply_call_close(b, "the next call")
         tag = self._take_tag(ch)
         call = self.new_call(b)
+        decl = getattr(leaf, "call", None)
+        call.implied_code = getattr(decl, "implied_close", "")
+        call.wrapped = getattr(decl, "wrapped", ())
         call.wire_ids = getattr(getattr(leaf, "call", None), "ids", "") == "wire"
         self._hold(tag)
         name = hit.fields.get("name")
@@ -150,7 +197,10 @@ class BlockModel(TagModel):
         tools = self.cfg.tools
         call.name = name
         call.known = tools is None or name in tools
-        if not call.wire_ids:
+        b = self.block
+        if not call.wire_ids and not (b is not None and b.tolerance):
+            # (a call of a block that is a deviation starts once more of it is read:
+            # a parameter, or its close; prose that mentions a call open streams nothing)
             self.start_call(call)
 
     def start_call(self, call: Call) -> None:
@@ -161,7 +211,9 @@ class BlockModel(TagModel):
         call.started = True
         if self.block is not None and self.block.spilled:
             return  # an overflowed block streams nothing and keeps no calls
-        if call.known or self.cfg.unknown_tool == "call":
+        b = self.block
+        weak = b is not None and bool(b.tolerance) and self.cfg.tools is not None
+        if call.known or (self.cfg.unknown_tool == "call" and not weak):
             call.index = self.next_index
             self.next_index += 1
         if call.wire_ids and call.wire_id:
@@ -195,10 +247,30 @@ class BlockModel(TagModel):
             if not text:
                 self._delta(call, "{}")
             self._check_types(call)
+        elif call.deferred is not None and not call.opened_json:
+            key, _written, inner = call.deferred
+            call.deferred = None
+            call.args = inner
+            self.tolerate("unwrapped_arguments", f"call {call.name!r}: every argument was wrapped in one {key!r} "
+                          "parameter, which the tool's schema does not have; unwrapped", b.start)
+            self._delta(call, json.dumps(inner, ensure_ascii=False))
+            self._check_types(call)
         else:
+            self.flush_deferred(call)
             self._delta(call, "}" if call.opened_json else "{}")
         call.raw_end = b.raw_len
         b.call = None
+
+    def flush_deferred(self, call: Call) -> None:
+        """The call has another parameter: the first one wrapped nothing after all."""
+        if call.deferred is None:
+            return
+        key, written, _inner = call.deferred
+        call.deferred = None
+        call.args[key] = written
+        lead = ", " if call.opened_json else "{"
+        call.opened_json = True
+        self._delta(call, lead + json.dumps(key, ensure_ascii=False) + ": " + json.dumps(written, ensure_ascii=False))
 
     def _check_types(self, call: Call) -> None:
         """JSON arguments are never rewritten by the schema (a sent fragment cannot be
@@ -246,6 +318,8 @@ class BlockModel(TagModel):
 
     def close_block(self, ch: str) -> None:
         b = self._block()
+        if b.call is not None:
+            self._imply_call_close(b, "the block close")
         self._hold(self._take_tag(ch))
         self.block = None
         b.closed = True
@@ -257,6 +331,8 @@ class BlockModel(TagModel):
         self.block = None
         tag, self.tag = self.tag, ""
         self._tag_version += 1
+        if b.call is not None:
+            b.malformed_reason = b.malformed_reason or f"call {b.call.name!r} has no close"
         self._end(b)
         if tag and ch:
             self.pushback = tag  # read again as prose
@@ -271,6 +347,12 @@ class BlockModel(TagModel):
             self._release(b, "block_too_large", f"block passed max_block_chars={self.cfg.max_block_chars}")
         elif b.malformed_reason or not b.calls:
             self._release(b, "malformed_block", b.malformed_reason or "block holds no call")
+        elif b.tolerance and self.cfg.tools is not None and not all(c.known for c in b.calls):
+            # Weaker evidence (no wrapper at all), more of it required: every call must
+            # name a known tool, else the markup is what it looks like, text.
+            unknown = sorted({c.name for c in b.calls if not c.known})
+            self._release(b, "unknown_tool", f"a {b.dialect_name} call without its wrapper names {unknown[0]!r}, "
+                          "which is not in tools; a call without its wrapper must name a known tool")
         else:
             self._emit_calls(b)
 
@@ -298,6 +380,11 @@ class BlockModel(TagModel):
             # positions between markers hold only whitespace).
             cut = len(raw.rstrip(" \t\r\n"))
             raw, tail = raw[:cut], raw[cut:]
+        if b.tolerance:
+            self._emit(Diagnostic(b.tolerance, f"a {b.dialect_name} call written without its block's opening "
+                                  + ("marker" if b.closed else "and closing markers") + "; the block is assumed", b.start))
+        for d in b.tolerated:
+            self._emit(d)
         policy = self.cfg.unknown_tool
         if policy == "text" and not all(c.known for c in b.calls):
             # Finding 8 (issue 12): shown as text, an unknown call's own span would be a
@@ -338,6 +425,12 @@ class BlockModel(TagModel):
         abandoned = [c.index for c in b.calls if c.index is not None]
         if abandoned:
             why += f"; calls {abandoned} abandoned"
+        if b.tolerance:
+            # A block that is itself a deviation and did not hold up: the markup was
+            # prose mentioning a marker. It is text, whatever on_malformed says.
+            self._emit(Diagnostic(code, why + "; released as text", b.start))
+            self._text(raw)
+            return
         self.release_text(raw, b.start, code, why)
 
     def release_text(self, raw: str, start: int, code: str, why: str) -> None:
