@@ -42,6 +42,9 @@ every time it is used, and ``Sieve(strict=True)`` composes the machine without a
                                     that quotes a call or block open implies nothing
     Call(..., implied_close=CODE)   the call's close may be left out before what may
                                     follow the call (DSML without ``</invoke>``)
+    Call(..., repeated=CODE)        a parameter given again, whose schema (``tools=``)
+                                    allows an array, collects its values into one
+                                    (ds2api's ``appendMarkupValue``)
     Call(..., wrapped=("arguments",))
                                     a call whose only parameter is one of these keys,
                                     holding a JSON object, while the tool's schema has
@@ -271,15 +274,18 @@ class Call:
     implied_close: str
     #: Tolerance: keys a model may wrap all the arguments in once (see the docstring).
     wrapped: tuple[str, ...]
+    #: Tolerance: a parameter repeated under an array schema becomes an array (the code).
+    repeated: str
 
     def __init__(self, open: Marker | None, *items: "Node", close: Marker | None, ids: str = "generated",
-                 implied_close: str = "", wrapped: tuple[str, ...] = ()) -> None:
+                 implied_close: str = "", wrapped: tuple[str, ...] = (), repeated: str = "") -> None:
         object.__setattr__(self, "open", open)
         object.__setattr__(self, "items", tuple(items))
         object.__setattr__(self, "close", close)
         object.__setattr__(self, "ids", ids)
         object.__setattr__(self, "implied_close", implied_close)
         object.__setattr__(self, "wrapped", tuple(wrapped))
+        object.__setattr__(self, "repeated", repeated)
 
 
 Node = Union[Marker, Param, Many, Opt, Alt, Seq, Call, Capture, JsonArgs, JsonCall, JsonCalls]

@@ -122,7 +122,7 @@ PARAMETER_END = Marker(
 #: CDATA allowed.
 VALUE = Choose("string", (("false", JsonValue(PARAMETER_END)),), Raw(PARAMETER_END, ValueStyle(cdata=True)))
 INVOKES = Call(INVOKE, Many(Param(PARAMETER, VALUE)), close=INVOKE_END, implied_close="implied_call_close",
-               wrapped=("arguments", "parameters"))
+               wrapped=("arguments", "parameters"), repeated="repeated_param_array")
 
 BLOCKS = (
     Block(BLOCK_OPEN, Many(INVOKES, min=1), BLOCK_CLOSE),

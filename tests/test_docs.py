@@ -29,6 +29,9 @@ PRODUCES: dict[str, tuple[str, dict[str, Any]]] = {
     "dsml_variant": ('<DSML tool_calls><｜DSML｜invoke name="f"></｜DSML｜invoke></｜DSML｜tool_calls>', {}),
     "python_literal": (CALL.format(name="f", params="<parameter=v>\n['a']\n</parameter>\n"),
                        {"tools": [{"type": "function", "function": {"name": "f", "parameters": {"properties": {"v": {"type": "array"}}}}}]}),
+    "repeated_param_array": ('<tool_calls><invoke name="f"><parameter name="v">1</parameter><parameter name="v">2</parameter>'
+                             "</invoke></tool_calls>",
+                             {"tools": [{"type": "function", "function": {"name": "f", "parameters": {"properties": {"v": {"type": "array"}}}}}]}),
     "unwrapped_arguments": (CALL.format(name="f", params='<parameter=arguments>\n{"n": 1}\n</parameter>\n'), {"tools": TOOLS}),
 }
 

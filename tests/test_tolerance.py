@@ -444,3 +444,33 @@ def test_an_overflowed_block_that_is_a_deviation_is_text_in_order(policy: str) -
         events = run(chunked, dialects=["dsml"], on_malformed=policy, max_block_chars=1)
         assert "".join(e.raw for e in events) == doc
         assert texts(events) == doc and codes(events) == ["block_too_large"]
+
+
+# ---------------------------------------------------------------- repeated parameters
+ARRAY_TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"properties": {
+    "p": {"type": "array", "items": {"type": "integer"}}, "q": {"type": "string"}, "s": {"type": "list"}}}}}]
+
+
+@pytest.mark.parametrize("doc, args", [
+    ('<tool_calls><invoke name="f"><parameter name="p">1</parameter><parameter name="q">x</parameter>'
+     '<parameter name="p">2</parameter></invoke></tool_calls>', {"q": "x", "p": [1, 2]}),
+    ('<｜DSML｜tool_calls><｜DSML｜invoke name="f"><｜DSML｜parameter name="s" string="true">a</｜DSML｜parameter>'
+     '<｜DSML｜parameter name="s" string="true">b</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>', {"s": ["a", "b"]}),
+    ('<｜DSML｜tool_calls><｜DSML｜invoke name="f"><｜DSML｜parameter name="p" string="false">3</｜DSML｜parameter>'
+     '<｜DSML｜parameter name="p" string="false">4</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>', {"p": [3, 4]}),
+])
+def test_a_parameter_repeated_under_an_array_schema_becomes_an_array(doc: str, args: dict[str, Any]) -> None:
+    for size in (1, 4, len(doc)):
+        events = run(cut(doc, size), tools=ARRAY_TOOLS)
+        assert calls(events) == [("f", args)] and codes(events) == ["repeated_param_array"]
+        deltas_match(events)
+    for kw in ({"strict": True}, {}):  # strict, or no schema to say it is an array: given twice is malformed
+        events = run([doc], tools=ARRAY_TOOLS if kw else None, **kw)
+        assert calls(events) == [] and codes(events) == ["malformed_block"]
+
+
+def test_a_parameter_given_once_under_an_array_schema_is_typed_as_before() -> None:
+    doc = '<tool_calls><invoke name="f"><parameter name="p">[1, 2]</parameter><parameter name="q">x</parameter></invoke></tool_calls>'
+    events = run(cut(doc, 3), tools=ARRAY_TOOLS)
+    assert calls(events) == [("f", {"p": [1, 2], "q": "x"})] and codes(events) == []
+    deltas_match(events)

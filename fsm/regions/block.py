@@ -25,7 +25,7 @@ from callsieve.errors import MalformedBlockError
 from callsieve.events import Diagnostic, ToolCall, ToolCallStart
 from callsieve.grammar.states import EOF_TRIGGER, OVERFLOW, START, Rule, StateDecl, but, on
 from callsieve.regions.tag import TagModel
-from callsieve.schema import fits, types_of
+from callsieve.schema import coerce, fits, types_of
 
 if TYPE_CHECKING:
     from callsieve.regions.value import Param
@@ -62,6 +62,10 @@ class Call:
     #: a first parameter that may wrap every argument: (key, value as written, the
     #: object it holds), its fragment held until the call shows whether it is the only one
     deferred: tuple[str, Any, dict[str, Any]] | None = None
+    #: the Diagnostic code when a parameter repeated under an array schema becomes an
+    #: array (``Call(repeated=)``); such parameters are held until the call closes
+    repeated: str = ""
+    arrays: dict[str, list[tuple[Any, str | None, str]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -179,6 +183,7 @@ class BlockModel(TagModel):
         decl = getattr(leaf, "call", None)
         call.implied_code = getattr(decl, "implied_close", "")
         call.wrapped = getattr(decl, "wrapped", ())
+        call.repeated = getattr(decl, "repeated", "")
         call.wire_ids = getattr(getattr(leaf, "call", None), "ids", "") == "wire"
         self._hold(tag)
         name = hit.fields.get("name")
@@ -247,7 +252,7 @@ class BlockModel(TagModel):
             if not text:
                 self._delta(call, "{}")
             self._check_types(call)
-        elif call.deferred is not None and not call.opened_json:
+        elif call.deferred is not None and not call.opened_json and not call.arrays:
             key, _written, inner = call.deferred
             call.deferred = None
             call.args = inner
@@ -257,9 +262,39 @@ class BlockModel(TagModel):
             self._check_types(call)
         else:
             self.flush_deferred(call)
+            self.flush_arrays(call)
             self._delta(call, "}" if call.opened_json else "{}")
         call.raw_end = b.raw_len
         b.call = None
+
+    def flush_arrays(self, call: Call) -> None:
+        """Parameters held for their array schema: one value as it was typed, several
+        values of the same key as one array of them (each typed by ``items``)."""
+        tools = self.cfg.tools
+        for key, items in call.arrays.items():
+            if len(items) == 1:
+                value, problem, _raw = items[0]
+                if problem:
+                    call.problems.append(f"{call.name}.{key}: {problem}")
+            else:
+                schema = (tools or {}).get(call.name, {}).get(key) or {}
+                each = schema.get("items") if isinstance(schema.get("items"), dict) else None
+                value = []
+                for v, problem, raw in items:
+                    if each is not None and types_of(each):
+                        v, problem = coerce(raw, each) if isinstance(v, str) or problem else (v, None)
+                    elif problem:
+                        v = raw
+                    value.append(v)
+                    if problem and each is not None:
+                        call.problems.append(f"{call.name}.{key}: {problem}")
+                self.tolerate(call.repeated, f"call {call.name!r}: parameter {key!r} given {len(items)} times under an "
+                              "array schema; its values collected into one array", self._block().start)
+            call.args[key] = value
+            lead = ", " if call.opened_json else "{"
+            call.opened_json = True
+            self._delta(call, lead + json.dumps(key, ensure_ascii=False) + ": " + json.dumps(value, ensure_ascii=False))
+        call.arrays = {}
 
     def flush_deferred(self, call: Call) -> None:
         """The call has another parameter: the first one wrapped nothing after all."""

@@ -89,7 +89,7 @@ class ValueModel(BlockModel):
         self.flush_deferred(call)
         # Tolerance (``Call(wrapped=...)``): the first parameter may wrap every
         # argument; it is not streamed until the call shows whether it is the only one.
-        wrapper = (name in call.wrapped and not call.args and not call.opened_json and not self.cfg.strict
+        wrapper = (name in call.wrapped and not call.args and not call.arrays and not call.opened_json and not self.cfg.strict
                    and self.cfg.tools is not None and call.name in self.cfg.tools and name not in self.cfg.tools[call.name])
         body = spec.body
         if isinstance(body, JsonValue):
@@ -237,6 +237,7 @@ class ValueModel(BlockModel):
             return
         if p.json:
             raw = p.raw_value.join()
+            raw_text = raw
             p.raw_value = Pieces()
             value, problem = parse_json_value(raw)
             if problem is None and p.schema is not None and types_of(p.schema) and isinstance(value, str):
@@ -246,6 +247,7 @@ class ValueModel(BlockModel):
             if tail:
                 p.decoded.append(tail)
             text = p.decoded.join()
+            raw_text = text
             p.decoded = Pieces()
             if p.streaming:
                 if tail:
@@ -265,6 +267,11 @@ class ValueModel(BlockModel):
             if isinstance(inner, dict):
                 call.deferred = (p.name, value, inner)
                 return
+        if (call.repeated and not self.cfg.strict and p.schema is not None and "array" in (types_of(p.schema) or [])
+                and p.name not in call.args):
+            # held until the call closes: a second one would make it an array
+            call.arrays.setdefault(p.name, []).append((value, problem, raw_text))
+            return
         if problem:
             call.problems.append(f"{call.name}.{p.name}: {problem}")
         if p.name in call.args:
