@@ -474,3 +474,46 @@ def test_a_parameter_given_once_under_an_array_schema_is_typed_as_before() -> No
     events = run(cut(doc, 3), tools=ARRAY_TOOLS)
     assert calls(events) == [("f", {"p": [1, 2], "q": "x"})] and codes(events) == []
     deltas_match(events)
+
+
+# ---------------------------------------------------------------- the contract, strict
+@given(st.data())
+def test_contract_holds_under_strict_no_loss_chunking_and_runners_agree(data: st.DataObject) -> None:
+    """Points 2 and 3 and the differential test with every tolerance off (they run
+    with tolerances on in test_contract.py and test_differential.py)."""
+    from strategies import soup
+
+    doc = data.draw(soup())
+    kw: dict[str, Any] = dict(strict=True, on_malformed=data.draw(st.sampled_from(["text", "drop"])),
+                              tools=data.draw(st.sampled_from([None, tools("f", k="integer")])))
+    whole = merged(run([doc], **kw))
+    assert merged(run(data.draw(chunks(doc)), **kw)) == whole
+    assert merged(run(data.draw(chunks(doc)), runner="reference", **kw)) == whole
+    assert "".join(e.raw for e in run(data.draw(chunks(doc)), **kw)) == doc
+    # and no tolerance code ever comes out of a strict sieve
+    tolerated = {"missing_block_open", "implied_param_close", "implied_call_close", "dsml_variant",
+                 "python_literal", "repeated_param_array", "unwrapped_arguments"}
+    assert not tolerated & set(codes(whole))
+
+
+@given(st.data())
+def test_runners_agree_on_tolerated_documents(data: st.DataObject) -> None:
+    """The differential test over documents with a tolerated marker left out, noise
+    inserted, small limits: the compiled runner does what the transitions machine does."""
+    name, params, _args = data.draw(call_of(QWEN))
+    markup = data.draw(st.sampled_from([
+        _qwen(name, params, "both", 0), _qwen(name, params, "open", 0), _qwen(name, params, "param", 0),
+        _dsml([(name, params)], "invoke", 0), _dsml([(name, params)], "both", 0),
+        "<｜｜｜｜｜DSML｜｜｜｜｜tool_calls>\n" + INV + "\n</DSML tool_calls>",
+    ]))
+    from strategies import soup
+
+    noise = data.draw(soup(4))
+    at = data.draw(st.integers(0, len(markup)))
+    doc = "x " + markup[:at] + noise + markup[at:]
+    kw: dict[str, Any] = dict(on_malformed=data.draw(st.sampled_from(["text", "drop", "raise"])),
+                              max_block_chars=data.draw(st.sampled_from([1 << 20, 7, 40])),
+                              tools=data.draw(st.sampled_from([None, tools(name, k="array")])))
+    compiled = merged(run(data.draw(chunks(doc)), **kw))
+    reference = merged(run(data.draw(chunks(doc)), runner="reference", **kw))
+    assert compiled == reference
