@@ -124,7 +124,7 @@ class Diagnostic:
     (``</think>`` without ``<think>``); the tolerances, each saying what was assumed
     (README, "What models really emit"; none under ``Sieve(strict=True)``):
     ``missing_block_open``, ``implied_param_close``, ``implied_call_close``,
-    ``dsml_variant``, ``python_literal``, ``repeated_param_array``,
+    ``dsml_variant``, ``python_literal``, ``repeated_param_array``, ``call_id_variant``,
     ``unwrapped_arguments``. ``message`` says what happened, for people;
     ``raw`` holds input only when the policy dropped it."""
 

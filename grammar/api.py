@@ -42,6 +42,10 @@ every time it is used, and ``Sieve(strict=True)`` composes the machine without a
                                     that quotes a call or block open implies nothing
     Call(..., implied_close=CODE)   the call's close may be left out before what may
                                     follow the call (DSML without ``</invoke>``)
+    Capture(..., variants=(Variant(pattern, examples, code),))
+                                    another reading of a captured name, taken only
+                                    when it names a known tool and the capture's own
+                                    reading does not (Kimi ids like ``functionsexec5``)
     Call(..., repeated=CODE)        a parameter given again, whose schema (``tools=``)
                                     allows an array, collects its values into one
                                     (ds2api's ``appendMarkupValue``)
@@ -190,6 +194,10 @@ class Capture:
     end_chars: str = ""
     max_chars: int = 256
     label: str = "text"
+    #: Tolerance: other readings of the same text (``Variant``: a pattern with a
+    #: ``name`` group, examples, a code), tried only with ``tools=`` given when the
+    #: pattern's name is no known tool: a variant's name must be a known tool.
+    variants: tuple["Variant", ...] = ()
 
 
 @dataclass(frozen=True)
@@ -487,6 +495,14 @@ def validate(dialect: Dialect) -> None:
                 regex.compile(n.pattern)
             except regex.error as e:
                 raise GrammarError(f"dialect {dialect.name}: capture pattern {n.pattern!r} does not compile: {e}") from None
+            for v in n.variants:
+                try:
+                    pv = regex.compile(v.pattern)
+                except regex.error as e:
+                    raise GrammarError(f"dialect {dialect.name}: capture variant {v.pattern!r} does not compile: {e}") from None
+                if "(?P<name>" not in v.pattern or not v.examples or not all(pv.fullmatch(ex) for ex in v.examples):
+                    raise GrammarError(f"dialect {dialect.name}: capture variant {v.code!r} needs a name group and "
+                                       "examples its pattern matches")
         if isinstance(n, Block) and n.decide is not None:
             d = n.decide
             try:

@@ -32,6 +32,8 @@ PRODUCES: dict[str, tuple[str, dict[str, Any]]] = {
     "repeated_param_array": ('<tool_calls><invoke name="f"><parameter name="v">1</parameter><parameter name="v">2</parameter>'
                              "</invoke></tool_calls>",
                              {"tools": [{"type": "function", "function": {"name": "f", "parameters": {"properties": {"v": {"type": "array"}}}}}]}),
+    "call_id_variant": ("<|tool_calls_section_begin|><|tool_call_begin|>functionsf5<|tool_call_argument_begin|>{}"
+                        "<|tool_call_end|><|tool_calls_section_end|>", {"tools": TOOLS}),
     "unwrapped_arguments": (CALL.format(name="f", params='<parameter=arguments>\n{"n": 1}\n</parameter>\n'), {"tools": TOOLS}),
 }
 

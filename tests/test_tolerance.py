@@ -517,3 +517,31 @@ def test_runners_agree_on_tolerated_documents(data: st.DataObject) -> None:
     compiled = merged(run(data.draw(chunks(doc)), **kw))
     reference = merged(run(data.draw(chunks(doc)), runner="reference", **kw))
     assert compiled == reference
+
+
+# ---------------------------------------------------------------- Kimi K2 call ids (§12)
+KIMI_TOOLS = [{"type": "function", "function": {"name": n, "parameters": {"properties": {}}}} for n in ("exec", "read_file")]
+
+
+@pytest.mark.parametrize("wire, name", [("functionsexec5", "exec"), ("functions_read_file_3", "read_file"),
+                                        ("exec00003", "exec"), ("functions.exec:1", "exec")])
+def test_kimi_call_ids_written_otherwise_name_a_known_tool(wire: str, name: str) -> None:
+    doc = (f"<|tool_calls_section_begin|><|tool_call_begin|>{wire}<|tool_call_argument_begin|>"
+           '{"a": 1}<|tool_call_end|><|tool_calls_section_end|>')
+    for size in (1, 5, len(doc)):
+        events = run(cut(doc, size), tools=KIMI_TOOLS)
+        ((got, args),) = calls(events)
+        assert (got, args) == (name, {"a": 1})
+        assert [e.id for e in events if isinstance(e, callsieve.ToolCall)] == [wire]
+        assert codes(events) == ([] if wire.startswith("functions.") else ["call_id_variant"])
+    strict = run([doc], tools=KIMI_TOOLS, strict=True)
+    assert calls(strict)[0][0] == ("exec" if wire.startswith("functions.") else wire)
+    # without a schema nothing says which reading is right: the id's name as written
+    assert calls(run([doc]))[0][0] == ("exec" if wire.startswith("functions.") else wire)
+
+
+def test_a_kimi_id_whose_other_reading_names_no_known_tool_stays_as_written() -> None:
+    doc = ("<|tool_calls_section_begin|><|tool_call_begin|>functionsnope5<|tool_call_argument_begin|>"
+           "{}<|tool_call_end|><|tool_calls_section_end|>")
+    events = run([doc], tools=KIMI_TOOLS)
+    assert calls(events) == [("functionsnope5", {})] and codes(events) == ["unknown_tool"]
