@@ -166,10 +166,10 @@ class BlockModel(TagModel):
         """Tolerance (``Call(implied_close=...)``): the open call's close was left out
         before ``before``; the call ends here."""
         call = b.call
-        if call is None:
-            return
-        self.tolerate(call.implied_code or "implied_call_close", f"the close of call {call.name!r} was left out before {before}; the call ends there",
-                      self.tag_start)
+        if call is None or not call.implied_code:
+            return  # (a call whose close may not be left out: the grammar never gets here)
+        self.tolerate(call.implied_code, f"the close of call {call.name!r} was left out before {before}; "
+                      "the call ends there", self.tag_start)
         self.finish_call(call)
 
     def open_call(self, ch: str) -> None:
