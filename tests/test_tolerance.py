@@ -269,8 +269,10 @@ def test_arguments_wrapped_once_are_unwrapped_when_the_schema_has_no_such_proper
         events = run(cut(doc, size), tools=t)
         assert calls(events) == [("f", {"a": 1, "b": "x"})] and codes(events) == ["unwrapped_arguments"]
         deltas_match(events)
-    assert codes(run([doc], tools=t, strict=True)) == []
-    assert calls(run([doc], tools=t, strict=True))[0][1].keys() == {doc.split('name="')[-1].split('"')[0]} or True
+    strict = run([doc], tools=t, strict=True)
+    ((_name, args),) = calls(strict)
+    assert list(args) == [next(k for k in ("arguments", "parameters") if k in doc)]  # as written
+    assert "unwrapped_arguments" not in codes(strict)
 
 
 def test_arguments_are_not_unwrapped_without_a_schema_or_when_it_has_the_property() -> None:
@@ -432,7 +434,27 @@ def test_strict_and_lenient_agree_on_well_formed_documents(data: st.DataObject) 
 def test_strict_is_a_typed_option() -> None:
     with pytest.raises(callsieve.InvalidOptionError):
         callsieve.Sieve(strict="yes")  # type: ignore[arg-type]
-    assert json.dumps(calls(run([WRAPLESS], strict=False)))
+    assert callsieve.Sieve(strict=True).machine is not callsieve.Sieve().machine
+
+
+def test_the_diagrams_draw_the_tolerated_paths() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "diagrams"
+    dsml = (root / "dialect-dsml.dot").read_text(encoding="utf-8")
+    qwen = (root / "dialect-qwen3_coder.dot").read_text(encoding="utf-8")
+    assert "~DSML~invoke" in dsml and "~DSML~tool_calls" in dsml  # the variants' own edges
+    assert "dsml.bare." in dsml
+    assert "imply_value_close" in qwen and "implied_ok" in qwen and "value_quote" in qwen
+    assert "qwen3_coder.bare." in qwen
+    # and a strict machine has none of them
+    from callsieve.machine import compose
+
+    strict = compose(callsieve.grammar.resolve(["qwen3_coder", "dsml"]), True, True)
+    names = strict.decl.state_names()
+    assert not [n for n in names if ".bare." in n]
+    assert not [t for t in strict.decl.transitions if "imply_value_close" in t.actions or "value_quote" in t.actions]
+    assert not [k for k in strict.hits if "~DSML~" in k]
 
 
 @pytest.mark.parametrize("policy", ["text", "drop", "raise"])
