@@ -122,7 +122,11 @@ class Diagnostic:
     abandoned), ``unknown_tool`` and ``dropped_call`` (policy ``unknown_tool``),
     ``type_mismatch`` (a value kept as its raw string), ``stray_reasoning_close``
     (``</think>`` without ``<think>``), ``reasoning_closed_by_call`` (a tool-call
-    block ended unclosed reasoning, policy ``calls_in_reasoning``). ``message`` says what happened, for people;
+    block ended unclosed reasoning, policy ``calls_in_reasoning``); the tolerances, each saying what was assumed
+    (README, "What models really emit"; none under ``Sieve(strict=True)``):
+    ``missing_block_open``, ``implied_param_close``, ``implied_call_close``,
+    ``dsml_variant``, ``python_literal``, ``repeated_param_array``, ``call_id_variant``,
+    ``unwrapped_arguments``. ``message`` says what happened, for people;
     ``raw`` holds input only when the policy dropped it."""
 
     code: str

@@ -139,12 +139,16 @@ CALLS_IN_REASONING = ("dialect", "call", "reasoning")
 
 
 class _Composer:
-    def __init__(self, dialects: tuple[Dialect, ...], think: bool, calls_in_reasoning: str = "dialect") -> None:
+    def __init__(self, dialects: tuple[Dialect, ...], think: bool, calls_in_reasoning: str = "dialect",
+                 strict: bool = False) -> None:
         self.dialects = dialects
         self.think = think
         self.calls_in_reasoning = calls_in_reasoning
         #: the reasoning states (their family's), when the reasoning region is in
         self.reasoning_states: tuple[str, ...] = ()
+        #: Leave every tolerance out (``grammar.api``: variants, implied closes, bare
+        #: blocks that are deviations).
+        self.strict = strict
         self.states: list[StateDecl] = []
         self.rules: list[Rule | Transition] = []
         self.models: list[type] = []
@@ -167,18 +171,24 @@ class _Composer:
 
     # ------------------------------------------------------------ listen rules
     def listen(self, origin: str, marker: Marker, rows: list[tuple[tuple[str, ...], str, tuple[str, ...]]],
-               data: object = None, needs_name: bool = False, scope: str | None = None, key: str = "") -> None:
+               data: object = None, needs_name: bool = False, scope: str | None = None, key: str = "",
+               code: str = "") -> None:
         where = f"{origin}@{scope}" if scope else origin
         key = key or f"hit:{where}:{marker.shown()}"
         if key in self.hits:
             raise GrammarError(f"two markers shown as {marker.shown()!r} listened for in {where}")
         self.hits[key] = (where, marker.shown())
-        entry = Entry(key, marker, data, needs_name)
+        entry = Entry(key, marker, data, needs_name, code)
         if scope is None:
             self.entries.setdefault(origin, []).append((entry, rows))
         else:
             self.scoped_entries.setdefault(origin, {}).setdefault(scope, []).append((entry, rows))
         self.listens.setdefault(where, []).extend((key, marker, dest) for _g, dest, _a in rows)
+        if not self.strict and not code:
+            # Tolerated variants: entries of their own (their rows are the marker's),
+            # so that the diagrams draw the tolerated path beside the marker's.
+            for v in marker.variants:
+                self.listen(origin, marker.as_variant(v), rows, data, needs_name, scope, code=v.code)
 
     def target(self, lf: Leaf, layout: Layout) -> tuple[str, Leaf | None]:
         """Where reading ``lf`` leads: the position after it, or straight into the body
@@ -193,22 +203,23 @@ class _Composer:
             return BODY_ENTRY[bodies[0].kind], bodies[0]
         return after.name, None  # a position; with several bodies it routes by first character
 
-    def structural(self, origin: str, lf: Leaf, layout: Layout, scope: str | None = None, first: tuple[str, ...] = ()) -> None:
+    def structural(self, origin: str, lf: Leaf, layout: Layout, scope: str | None = None, first: tuple[str, ...] = (),
+                   guards: tuple[str, ...] = ()) -> None:
         """The listen rule of a structural marker leaf read at ``origin``."""
         assert lf.marker is not None
         if lf.kind == "param_open":
             specs = layout.values[lf.id]
             # Choose: one row per case (its guard reads the open's fields), the default last.
             rows: list[tuple[tuple[str, ...], str, tuple[str, ...]]] = [
-                ((f"case:{s.name}",), s.state, first + ("open_param",)) for s in specs[:-1]
+                (guards + (f"case:{s.name}",), s.state, first + ("open_param",)) for s in specs[:-1]
             ]
-            rows.append(((), specs[-1].state, first + ("open_param",)))
+            rows.append((guards, specs[-1].state, first + ("open_param",)))
             # Its key is its own name, unless it stands after the parameter's open (``between``).
             keyed_before = lf.param is not None and bool(lf.param.between)
             self.listen(origin, lf.marker, rows, Act(lf, specs), needs_name=not keyed_before, scope=scope)
             return
         if lf.kind == "block_close":
-            self.listen(origin, lf.marker, [((), "text", first + ("close_block",))], Act(lf), scope=scope)
+            self.listen(origin, lf.marker, [(guards, "text", first + ("close_block",))], Act(lf), scope=scope)
             return
         dest, enter = self.target(lf, layout)
         action = {"call_open": "open_call", "call_close": "close_call", "block_open": "open_block", "mark": "hold_mark",
@@ -216,11 +227,11 @@ class _Composer:
         named = lf.kind == "call_open" and ("(?P<name>" in lf.marker.pattern or "(?P<attrs>" in lf.marker.pattern)
         if lf.kind == "param_begin":
             named = lf.param is not None and lf.param.key_capture() is None  # else a capture gives the key
-        self.listen(origin, lf.marker, [((), dest, first + (action,))], Act(lf, (), enter), needs_name=named, scope=scope)
+        self.listen(origin, lf.marker, [(guards, dest, first + (action,))], Act(lf, (), enter), needs_name=named, scope=scope)
 
     # ------------------------------------------------------------ composition
     def compose(self) -> Machine:
-        layouts = tuple(compile_dialect(d) for d in self.dialects)
+        layouts = tuple(compile_dialect(d, self.strict) for d in self.dialects)
         regions: list[Region] = [prose.REGION, tag_region()]
         declared = tuple(r for d in self.dialects for r in d.reasoning)
         if self.think and declared:
@@ -297,6 +308,22 @@ class _Composer:
                 for lf in s.follow:
                     if lf.marker is not None:
                         self.structural("after_close", lf, layout, scope=s.name, first=("commit_value",))
+                if isinstance(body, Raw) and body.implied_close and not self.strict:
+                    # Tolerance: the close left out. A marker FOLLOW allows, standing
+                    # where the close should be, ends the value (``implied_ok`` asks for
+                    # the evidence: a parameter key not given yet, known to the schema).
+                    for lf in s.follow:
+                        if lf.marker is not None:
+                            self.structural(s.state, lf, layout, scope=s.name, first=("imply_value_close",),
+                                            guards=("implied_ok",))
+                    # A value that quotes its dialect's markup (a call or block open in
+                    # it) implies no close from then on: that markup is data.
+                    taken = [lf.marker for lf in s.follow if lf.marker is not None] + [body.close]
+                    for lf in layout.leaves:
+                        m = lf.marker
+                        if lf.kind in ("call_open", "block_open") and m is not None and m not in taken:
+                            taken.append(m)
+                            self.listen(s.state, m, [((), s.state, ("value_quote",))], s, scope=s.name)
 
     def _route(self, pos: object, bodies: list[Leaf], layout: Layout) -> tuple[tuple[str, ...], bool]:
         """A position where several bodies may begin: the first character decides
@@ -686,17 +713,20 @@ def _check_rule2(decl: Declaration, matchers: dict[str, Matcher], scoped: dict[s
 
 
 @lru_cache(maxsize=64)
-def compose(dialects: tuple[Dialect, ...], think: bool = True, calls_in_reasoning: str = "dialect") -> Machine:
+def compose(dialects: tuple[Dialect, ...], think: bool = True, calls_in_reasoning: str = "dialect",
+            strict: bool = False) -> Machine:
     """The machine for these dialects (and their reasoning region unless ``think=False``;
-    ``calls_in_reasoning``: one of :data:`CALLS_IN_REASONING`)."""
+    ``calls_in_reasoning``: one of :data:`CALLS_IN_REASONING`; ``strict``: without any
+    tolerance the grammar declares)."""
     if calls_in_reasoning not in CALLS_IN_REASONING:
         raise GrammarError(f"calls_in_reasoning={calls_in_reasoning!r}: one of {CALLS_IN_REASONING}")
-    return _Composer(dialects, think, calls_in_reasoning).compose()
+    return _Composer(dialects, think, calls_in_reasoning, strict).compose()
 
 
-def declare(dialects: tuple[Dialect, ...], think: bool = True, calls_in_reasoning: str = "dialect") -> Declaration:
+def declare(dialects: tuple[Dialect, ...], think: bool = True, calls_in_reasoning: str = "dialect",
+            strict: bool = False) -> Declaration:
     """The declaration of :func:`compose` (states and transitions as data)."""
-    return compose(dialects, think, calls_in_reasoning).decl
+    return compose(dialects, think, calls_in_reasoning, strict).decl
 
 
 def build_machine(decl: Declaration, model: Any, initial: str | None = None, graph: bool = False) -> Any:

@@ -51,6 +51,9 @@ class Entry:
     data: object = None
     #: An open that must carry a name (call or parameter): without one it is no marker.
     needs_name: bool = False
+    #: A tolerated variant of a marker (``grammar.api.Variant``): the Diagnostic code
+    #: recorded when it is read ("" for the marker itself).
+    code: str = ""
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,32 @@ from typing import Any, Iterable, Mapping
 from callsieve.errors import InvalidToolSchemaError
 
 _TYPES = ("null", "boolean", "integer", "number", "object", "array", "string")
+#: Type names serving stacks accept beside JSON Schema's (vLLM's qwen3coder parser,
+#: SGLang's detectors): each read as the JSON Schema type it stands for.
+TYPE_ALIASES = {
+    "int": "integer", "long": "integer", "float": "number", "double": "number",
+    "bool": "boolean", "str": "string", "dict": "object", "list": "array",
+}
 _NO_VALUE = object()
+
+
+def type_name(t: str) -> str | None:
+    """The JSON Schema type a schema's ``type`` name stands for (case-insensitive,
+    aliases included), or None for a name no stack knows."""
+    low = t.strip().lower()
+    if low in _TYPES:
+        return low
+    return TYPE_ALIASES.get(low)
+
+
+class Lenient:
+    """A value read by a tolerance (a Python literal for a JSON one): the caller
+    reports it (``python_literal``) and unwraps it."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
 
 
 def load_tools(tools: Iterable[Any] | None) -> dict[str, dict[str, Any]] | None:
@@ -75,6 +100,10 @@ def check_schema(schema: Mapping[str, Any]) -> str | None:
         t = s.get("type")
         if t is not None and not isinstance(t, str) and not (isinstance(t, list) and all(isinstance(x, str) for x in t)):
             return f"{where}: 'type' must be a string or a list of strings, not {t!r}"
+        for name in ([t] if isinstance(t, str) else t or []):
+            if type_name(name) is None:
+                known = ", ".join(_TYPES + tuple(TYPE_ALIASES))
+                return f"{where}: unknown type name {name!r} (known: {known})"
         if "enum" in s and not isinstance(s["enum"], (list, tuple)):
             return f"{where}: 'enum' must be a list, not {type(s['enum']).__name__}"
         for key in _SUBSCHEMA_LISTS:
@@ -103,9 +132,9 @@ def types_of(schema: Mapping[str, Any] | None) -> list[str] | None:
         seen.add(id(s))
         t = s.get("type")
         if isinstance(t, str):
-            found.append(t)
+            found.append(type_name(t) or t)
         elif isinstance(t, list):
-            found.extend(x for x in t if isinstance(x, str))
+            found.extend(type_name(x) or x for x in t if isinstance(x, str))
         if "enum" in s and not t and isinstance(s["enum"], (list, tuple)):
             found.extend(sorted({_json_type(v) for v in s["enum"]}))
         for key in _SUBSCHEMA_LISTS:
@@ -134,7 +163,7 @@ def is_string_only(schema: Mapping[str, Any] | None) -> bool:
     return types_of(schema) == ["string"]
 
 
-def _as(kind: str, raw: str) -> Any:
+def _as(kind: str, raw: str, lenient: bool = False) -> Any:
     s = raw.strip()
     if kind == "null":
         return None if s.lower() in ("null", "none") else _NO_VALUE
@@ -163,16 +192,69 @@ def _as(kind: str, raw: str) -> Any:
     if kind in ("object", "array"):
         v, problem = parse_json_value(s)
         if problem is not None:
-            return _NO_VALUE
+            if not lenient:
+                return _NO_VALUE
+            v = python_literal(s)
+            if not isinstance(v, dict if kind == "object" else list):
+                return _NO_VALUE
+            return Lenient(v)
         return v if isinstance(v, dict if kind == "object" else list) else _NO_VALUE
     return raw  # string
 
 
-def coerce(raw: str, schema: Mapping[str, Any] | None) -> tuple[Any, str | None]:
+#: Longest Python-style value read (``ast.literal_eval`` builds a tree of it).
+MAX_LITERAL_CHARS = 1 << 16
+
+
+def python_literal(s: str) -> Any:
+    """A container written Python-style (``['a', 'b']``, ``{'k': True, 'n': None}``)
+    as the JSON value it stands for, or ``_NO_VALUE``: only literals JSON has (str
+    keys; str, int, finite float, bool, None, lists, tuples as lists, dicts)."""
+    import ast
+
+    if len(s) > MAX_LITERAL_CHARS or not s[:1] in ("[", "{"):
+        return _NO_VALUE
+    try:
+        v = ast.literal_eval(s)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return _NO_VALUE
+    stack = [(v, 0)]
+    out_ok = True
+    while stack and out_ok:
+        x, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            out_ok = False
+        elif isinstance(x, dict):
+            out_ok = all(isinstance(k, str) for k in x)
+            stack.extend((y, depth + 1) for y in x.values())
+        elif isinstance(x, (list, tuple)):
+            stack.extend((y, depth + 1) for y in x)
+        elif isinstance(x, float):
+            out_ok = x == x and x not in (float("inf"), float("-inf"))
+        elif not (x is None or isinstance(x, (str, int, bool))):
+            out_ok = False
+    if not out_ok:
+        return _NO_VALUE
+    return _json_of(v)
+
+
+def _json_of(v: Any) -> Any:
+    # Tuples become lists (checked above: nothing deeper than MAX_JSON_DEPTH).
+    if isinstance(v, dict):
+        return {k: _json_of(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_json_of(x) for x in v]
+    return v
+
+
+def coerce(raw: str, schema: Mapping[str, Any] | None, lenient: bool = False) -> tuple[Any, str | None]:
     """Type a raw value by its schema; returns (value, problem or None).
 
     A value that fits none of the schema's types stays the raw string, with a problem
     to report: callsieve never invents a value (no ``"yes"`` → ``False``).
+    ``lenient``: an object or array written Python-style is read (a :class:`Lenient`
+    wrapping the value is returned, for the caller to report), after every type has
+    been tried strictly.
     """
     kinds = types_of(schema)
     if kinds is None:
@@ -181,6 +263,12 @@ def coerce(raw: str, schema: Mapping[str, Any] | None) -> tuple[Any, str | None]
         v = _as(kind, raw)
         if v is not _NO_VALUE:
             return v, None
+    if lenient:
+        for kind in kinds:
+            if kind in ("object", "array"):
+                v = _as(kind, raw, True)
+                if v is not _NO_VALUE:
+                    return v, None
     return raw, f"value {raw[:40]!r} is not of type {'/'.join(kinds)}"
 
 

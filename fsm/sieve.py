@@ -94,6 +94,11 @@ class Sieve:
       ``Diagnostic`` (``help(callsieve.Diagnostic)`` lists the codes); each has ``raw``.
     runner: ``"compiled"`` (default) or ``"reference"`` (the transitions machine; slow,
       for tests and audits).
+    strict: every tolerance off (what models really emit but their format does not
+      allow: a Qwen3-Coder call without ``<tool_call>``, a dropped ``</parameter>``,
+      leaked DSML misspellings, Python-style values, arguments wrapped once): such
+      markup is then read by the format alone, and what it does not allow is text.
+      Default False: tolerated, each time with a Diagnostic saying what was assumed.
 
     Bad option values raise :class:`callsieve.InvalidOptionError` (a ``ValueError``)
     here, and bad tool schemas :class:`callsieve.InvalidToolSchemaError`, never
@@ -113,6 +118,7 @@ class Sieve:
         calls_in_reasoning: CallsInReasoning = "dialect",
         id_prefix: str | None = None,
         runner: RunnerName = "compiled",
+        strict: bool = False,
     ) -> None:
         for name, value in (("on_malformed", on_malformed), ("unknown_tool", unknown_tool), ("runner", runner),
                             ("calls_in_reasoning", calls_in_reasoning)):
@@ -120,13 +126,13 @@ class Sieve:
                 raise InvalidOptionError(f"{name}={value!r}: choose one of {', '.join(map(repr, _POLICIES[name]))}")
         if isinstance(max_block_chars, bool) or not isinstance(max_block_chars, int) or max_block_chars < 1:
             raise InvalidOptionError(f"max_block_chars={max_block_chars!r}: must be a positive int")
-        for name, flag in (("start_in_reasoning", start_in_reasoning), ("reasoning", reasoning)):
+        for name, flag in (("start_in_reasoning", start_in_reasoning), ("reasoning", reasoning), ("strict", strict)):
             if not isinstance(flag, bool):
                 raise InvalidOptionError(f"{name}={flag!r}: must be True or False")
         if id_prefix is not None and not isinstance(id_prefix, str):
             raise InvalidOptionError(f"id_prefix={id_prefix!r}: must be a str or None")
         self.dialects = resolve(dialects)
-        self.machine = compose(self.dialects, bool(reasoning), calls_in_reasoning)
+        self.machine = compose(self.dialects, bool(reasoning), calls_in_reasoning, strict)
         config = Config(
             matchers=self.machine.matchers,
             scoped=self.machine.scoped,
@@ -135,6 +141,7 @@ class Sieve:
             unknown_tool=unknown_tool,
             max_block_chars=max_block_chars,
             id_prefix=new_id_prefix() if id_prefix is None else id_prefix,
+            strict=strict,
         )
         self._ctx: ModelBase = self.machine.model(config)
         initial = "text"

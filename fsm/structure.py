@@ -145,8 +145,9 @@ _Sets = tuple[set[int], set[int], bool]  # FIRST, LAST, nullable
 
 
 class _Builder:
-    def __init__(self, dialect: Dialect) -> None:
+    def __init__(self, dialect: Dialect, strict: bool = False) -> None:
         self.dialect = dialect
+        self.strict = strict
         self.leaves: list[Leaf] = []
         self.follow: dict[int, set[int]] = {}
         self.spec: BlockSpec | None = None
@@ -218,7 +219,12 @@ class _Builder:
                 if (any(self.leaves[i].kind != "capture" for i in f) or mark not in f) and self.spec.block.prose:
                     raise GrammarError(f"dialect {self.dialect.name}: a call without an open marker must begin with a capture")
             if n.close is not None:
-                parts.append(self.leaf("call_close", n.close))
+                f, l, _n = self.leaf("call_close", n.close)
+                # Tolerance: the call's close left out before what may follow the call,
+                # in a block that has its own open (a bare block needs the close).
+                implied = (bool(n.implied_close) and not self.strict and self.spec is not None
+                           and self.spec.block.open is not None)
+                parts.append((f, l, implied))
             self.call = outer
             return self.seq(parts)
         if isinstance(n, Param):
@@ -253,13 +259,18 @@ def _bodies(v: Value) -> tuple[Body, ...]:
     return v.bodies() if isinstance(v, Choose) else (v,)
 
 
-def compile_dialect(d: Dialect) -> Layout:
-    """Compile ``d``'s blocks into positions; raise GrammarError naming what is ambiguous."""
-    b = _Builder(d)
+def compile_dialect(d: Dialect, strict: bool = False) -> Layout:
+    """Compile ``d``'s blocks into positions; raise GrammarError naming what is ambiguous.
+    ``strict``: without the tolerances the grammar declares (bare blocks that are
+    deviations, implied call closes; the composer leaves out variants and implied
+    value closes)."""
+    b = _Builder(d, strict)
     layout = Layout(d)
     ends: dict[int, set[int]] = {}  # block index → leaves that may end it
     specs: list[BlockSpec] = []
     for i, block in enumerate(d.blocks):
+        if strict and block.tolerance:
+            continue
         prefix = f"{d.name}." + (f"{block.name}." if block.name else ("" if i == 0 else f"block{i}."))
         spec = BlockSpec(d, block, prefix)
         specs.append(spec)
@@ -275,7 +286,7 @@ def compile_dialect(d: Dialect) -> Layout:
         if nullable:
             raise GrammarError(f"dialect {d.name}: block {prefix.rstrip('.')} can be empty")
         layout.openers += [b.leaves[x] for x in sorted(first)]
-        ends[i] = last
+        ends[len(specs) - 1] = last
     layout.leaves = b.leaves
     # Positions, one per distinct (block, FOLLOW, may end) after a non-value leaf.
     by_key: dict[tuple[int, frozenset[int], bool], Position] = {}

@@ -34,6 +34,38 @@ Structure::
     Choose(field, cases, default)   the value body chosen by an attribute of the
                                     parameter's open marker (DSML ``string="false"``)
 
+Tolerances (what models really emit; each one names the ``Diagnostic`` code emitted
+every time it is used, and ``Sieve(strict=True)`` composes the machine without any):
+
+    Marker(..., variants=(Variant(pattern, examples, code),))
+                                    a misspelling of the marker read as the marker
+                                    (leaked DSML with five bars, a doubled ``<``)
+    Raw(close, implied_close=CODE)  the value's close may be left out: a marker that
+                                    may follow the value, at the start of a line of
+                                    it, ends the value (Qwen3-Coder dropping a
+                                    ``</parameter>``); a parameter open must bring a
+                                    new key (with ``tools=``, a known one), and a value
+                                    that quotes a call or block open implies nothing
+    Call(..., implied_close=CODE)   the call's close may be left out before what may
+                                    follow the call (DSML without ``</invoke>``)
+    Capture(..., variants=(Variant(pattern, examples, code),))
+                                    another reading of a captured name, taken only
+                                    when it names a known tool and the capture's own
+                                    reading does not (Kimi ids like ``functionsexec5``)
+    Call(..., repeated=CODE)        a parameter given again, whose schema (``tools=``)
+                                    allows an array, collects its values into one
+                                    (ds2api's ``appendMarkupValue``)
+    Call(..., wrapped=("arguments",))
+                                    a call whose only parameter is one of these keys,
+                                    holding a JSON object, while the tool's schema has
+                                    no property of that name, is unwrapped (code
+                                    ``unwrapped_arguments``; needs ``tools=``)
+    Block(None, ..., tolerance=CODE) a bare block that is a deviation (a call written
+                                    without its wrapper): with ``tools=`` given its
+                                    calls must all name known tools, else it stays
+                                    text; released, it is always text, never dropped
+                                    or raised (prose that mentions a marker)
+
 Rules every marker pattern obeys (checked by :func:`validate`, errors name the rule):
 
 1. it compiles under both ``re`` (bulk scans) and ``regex`` (partial matching);
@@ -62,16 +94,34 @@ MAX_TAG_CHARS = 256
 
 
 @dataclass(frozen=True)
+class Variant:
+    """A tolerated misspelling of a marker: read as the marker, with a ``Diagnostic``
+    of ``code`` each time it is. Its pattern obeys the marker rules too; text the
+    marker's own pattern reads is never the variant's."""
+
+    pattern: str
+    examples: tuple[str, ...]
+    code: str
+    label: str = ""
+
+
+@dataclass(frozen=True)
 class Marker:
     """One marker: a pattern over a complete tag, and literal examples of it.
 
     Named groups the engine reads: ``name`` (a call's name or a parameter's key),
     ``attrs`` (an attribute list, parsed into fields: ``name``, ``string``, ...).
+    ``variants``: tolerated misspellings (:class:`Variant`), left out under strict.
     """
 
     pattern: str
     examples: tuple[str, ...]
     label: str = ""
+    variants: tuple[Variant, ...] = ()
+
+    def as_variant(self, v: Variant) -> "Marker":
+        """The variant as a marker of its own (what a matcher listens for)."""
+        return Marker(v.pattern, v.examples, v.label or f"{self.shown()} ~{v.code}")
 
     def shown(self) -> str:
         return self.label or self.examples[0]
@@ -116,6 +166,9 @@ class Raw:
 
     close: Marker
     style: ValueStyle = ValueStyle()
+    #: Tolerance: the close may be left out before a marker that may follow the value;
+    #: the Diagnostic code then emitted ("" : the close is required).
+    implied_close: str = ""
 
 
 @dataclass(frozen=True)
@@ -159,6 +212,10 @@ class Capture:
     end_chars: str = ""
     max_chars: int = 256
     label: str = "text"
+    #: Tolerance: other readings of the same text (``Variant``: a pattern with a
+    #: ``name`` group, examples, a code), tried only with ``tools=`` given when the
+    #: pattern's name is no known tool: a variant's name must be a known tool.
+    variants: tuple["Variant", ...] = ()
 
 
 @dataclass(frozen=True)
@@ -252,12 +309,22 @@ class Call:
     items: tuple["Node", ...]
     close: Marker | None
     ids: str
+    #: Tolerance: the close may be left out before what may follow the call (the code).
+    implied_close: str
+    #: Tolerance: keys a model may wrap all the arguments in once (see the docstring).
+    wrapped: tuple[str, ...]
+    #: Tolerance: a parameter repeated under an array schema becomes an array (the code).
+    repeated: str
 
-    def __init__(self, open: Marker | None, *items: "Node", close: Marker | None, ids: str = "generated") -> None:
+    def __init__(self, open: Marker | None, *items: "Node", close: Marker | None, ids: str = "generated",
+                 implied_close: str = "", wrapped: tuple[str, ...] = (), repeated: str = "") -> None:
         object.__setattr__(self, "open", open)
         object.__setattr__(self, "items", tuple(items))
         object.__setattr__(self, "close", close)
         object.__setattr__(self, "ids", ids)
+        object.__setattr__(self, "implied_close", implied_close)
+        object.__setattr__(self, "wrapped", tuple(wrapped))
+        object.__setattr__(self, "repeated", repeated)
 
 
 Node = Union[Marker, Param, Many, Opt, Alt, Seq, Call, Capture, JsonArgs, JsonCall, JsonCalls]
@@ -281,6 +348,9 @@ class Block:
     #: False: never opened from prose; a ``Header`` case opens it (its open marker ends
     #: the header, the header's match names the call).
     prose: bool = True
+    #: Tolerance: this bare block is a deviation (a call without its wrapper); the
+    #: Diagnostic code emitted when it is read. Left out under strict.
+    tolerance: str = ""
 
 
 @dataclass(frozen=True)
@@ -368,6 +438,12 @@ class Dialect:
     )
 
     # -- reading the structure (for tools and tests; the engine compiles it itself)
+    def variants(self) -> Iterator[tuple[Marker, Variant]]:
+        """Every tolerated variant of a marker, with its marker."""
+        for m in self.markers():
+            for v in m.variants:
+                yield m, v
+
     def markers(self) -> Iterator[Marker]:
         """Every marker of the structure, each once, in declaration order."""
         seen: list[Marker] = []
@@ -539,17 +615,37 @@ def validate(dialect: Dialect) -> None:
             raise GrammarError(f"dialect {dialect.name}: a bare block (open=None) must have close_optional=True or close=None")
     for m in dialect.markers():
         validate_marker(m, f"dialect {dialect.name}, marker {m.shown()!r}")
+        for v in m.variants:
+            where = f"dialect {dialect.name}, variant {v.code!r} of marker {m.shown()!r}"
+            if not re.fullmatch(r"[a-z][a-z0-9_]*", v.code):
+                raise GrammarError(f"{where}: a variant's code must be lower_snake_case")
+            validate_marker(m.as_variant(v), where)
+            own = regex.compile(m.pattern)
+            for ex in v.examples:
+                if own.fullmatch(ex):
+                    raise GrammarError(f"{where}: example {ex!r} is the marker itself, not a variant")
     for r in dialect.reasoning:
         for m in (r.open, r.close):
             validate_marker(m, f"dialect {dialect.name}, reasoning marker {m.shown()!r}")
         if not re.fullmatch(r"[a-z][a-z0-9_.]*", r.state):
             raise GrammarError(f"dialect {dialect.name}: reasoning state {r.state!r}: use lower_snake_case")
+    for b in dialect.blocks:
+        if b.tolerance and b.open is not None:
+            raise GrammarError(f"dialect {dialect.name}: only a bare block (open=None) may be a tolerance")
     for n in _walk(dialect.blocks):
         if isinstance(n, Capture):
             try:
                 regex.compile(n.pattern)
             except regex.error as e:
                 raise GrammarError(f"dialect {dialect.name}: capture pattern {n.pattern!r} does not compile: {e}") from None
+            for v in n.variants:
+                try:
+                    pv = regex.compile(v.pattern)
+                except regex.error as e:
+                    raise GrammarError(f"dialect {dialect.name}: capture variant {v.pattern!r} does not compile: {e}") from None
+                if "(?P<name>" not in v.pattern or not v.examples or not all(pv.fullmatch(ex) for ex in v.examples):
+                    raise GrammarError(f"dialect {dialect.name}: capture variant {v.code!r} needs a name group and "
+                                       "examples its pattern matches")
         if isinstance(n, Block) and n.decide is not None:
             d = n.decide
             try:

@@ -15,17 +15,36 @@ with optional spaces around ``DSML`` and before the tag name; ``EPSE`` is accept
 ``tool_calls``, ``calls`` (and ``tool-calls``, ``toolcalls``). ``string="true"`` values
 are raw text, ``string="false"`` values are JSON; CDATA values are raw. An ``invoke``
 without its block (seen when V4 falls back to text) is read as a block of its own.
+
+Tolerated (dialects.md §1, §10; each with its Diagnostic, none under ``strict``):
+
+- ``dsml_variant``: a misspelt prefix: bars of any length (five and more), a space or
+  nothing where a bar belongs, a trailing bar before ``>``, ``DSML`` repeated,
+  hyphenated or run-together block names (``function-calls``, ``toolcall``);
+- ``missing_block_open``: invokes without their block (ended where the grammar stops,
+  or by a block close after them: the opening wrapper lost); with ``tools=``, every
+  call must name a known tool, else it stays text;
+- ``implied_call_close``: ``</invoke>`` left out before the next invoke or the block
+  close;
+- ``unwrapped_arguments``: every argument wrapped in one ``arguments`` parameter.
 """
 
 from __future__ import annotations
 
-from callsieve.grammar.api import Block, Call, Choose, Dialect, JsonValue, Many, Marker, Param, Raw, ValueStyle
+from callsieve.grammar.api import Block, Call, Choose, Dialect, JsonValue, Many, Marker, Param, Raw, ValueStyle, Variant
 from callsieve.grammar.reasoning import THINK
-from callsieve.grammar.tags import ATTRS, END, LT
+from callsieve.grammar.tags import ATTRS, END, GT, LT
 
 BARS = "[\uff5c|\u2016]{1,4}"
 PREFIX = rf"\s{{0,4}}{BARS}\s{{0,4}}(?i:DSML|EPSE)\s{{0,4}}{BARS}\s{{0,4}}"
 BLOCK = "(?i:function_calls|tool_calls|tool-calls|toolcalls|calls)"
+
+#: The tolerated spelling (``dsml_variant``): bars of any length or none, ``DSML``
+#: repeated, a trailing bar before ``>``, block names hyphenated or run together.
+_ANY_BARS = "[\uff5c|\u2016]{0,16}"
+LENIENT_PREFIX = rf"\s{{0,4}}{_ANY_BARS}\s{{0,4}}(?:(?i:DSML|EPSE)\s{{0,4}}{_ANY_BARS}\s{{0,4}}){{1,3}}"
+LENIENT_BLOCK = "(?i:(?:function|tool)[_-]?calls?|calls)"
+LENIENT_END = rf"\s{{0,8}}{_ANY_BARS}\s{{0,8}}{GT}"
 
 #: Bar spellings the examples (and so the property tests) cover.
 BAR_VARIANTS = ("\uff5c", "|", "\u2016", "\uff5c\uff5c", "||", "\u2016\u2016")
@@ -49,38 +68,80 @@ def _block_examples(close: bool) -> tuple[str, ...]:
     return tuple(e for b in BLOCK_NAMES for e in _examples(b, close))
 
 
-BLOCK_OPEN = Marker(f"{LT}{PREFIX}{BLOCK}{END}", _block_examples(False), "<｜DSML｜function_calls>")
-BLOCK_CLOSE = Marker(f"{LT}/{PREFIX}{BLOCK}{END}", _block_examples(True), "</｜DSML｜function_calls>")
-INVOKE = Marker(f"{LT}{PREFIX}(?i:invoke){ATTRS}{END}", _examples("invoke", False, ' name="f"'), '<｜DSML｜invoke name="…">')
-INVOKE_END = Marker(f"{LT}/{PREFIX}(?i:invoke){END}", _examples("invoke", True), "</｜DSML｜invoke>")
+def _variant_examples(name: str, close: bool, attrs: str = "") -> tuple[str, ...]:
+    slash = "/" if close else ""
+    return (
+        f"<{slash}{'｜' * 5}DSML{'｜' * 5}{name}{attrs}>",  # five bars
+        f"<{slash}|||||||DSML|||||||{name}{attrs}>",
+        f"<{slash}DSML {name}{attrs}>",  # a space where a bar belongs
+        f"<{slash}｜DSML {name}{attrs}>",
+        f"<{slash}DSML｜{name}{attrs}>",  # nothing where a bar belongs
+        f"<{slash}｜DSML｜{name}{attrs}｜>",  # a trailing bar
+        f"<{slash}｜DSML｜DSML｜{name}{attrs}>",  # DSML repeated
+    )
+
+
+def _variant(name_re: str, name: str, close: bool, attrs_re: str = "", attrs: str = "", extra: tuple[str, ...] = ()) -> Variant:
+    slash = "/" if close else ""
+    return Variant(
+        f"{LT}{slash}{LENIENT_PREFIX}{name_re}{attrs_re}{LENIENT_END}",
+        _variant_examples(name, close, attrs) + extra,
+        "dsml_variant",
+        f"<{slash}~DSML~{name}{attrs and ' …'}>",
+    )
+
+
+_HYPHENATED = ("function-calls", "functioncalls", "tool_call")
+BLOCK_OPEN = Marker(
+    f"{LT}{PREFIX}{BLOCK}{END}", _block_examples(False), "<｜DSML｜function_calls>",
+    variants=(_variant(LENIENT_BLOCK, "tool_calls", False, extra=tuple(f"<｜DSML｜{b}>" for b in _HYPHENATED)),),
+)
+BLOCK_CLOSE = Marker(
+    f"{LT}/{PREFIX}{BLOCK}{END}", _block_examples(True), "</｜DSML｜function_calls>",
+    variants=(_variant(LENIENT_BLOCK, "tool_calls", True, extra=tuple(f"</｜DSML｜{b}>" for b in _HYPHENATED)),),
+)
+INVOKE = Marker(
+    f"{LT}{PREFIX}(?i:invoke){ATTRS}{END}", _examples("invoke", False, ' name="f"'), '<｜DSML｜invoke name="…">',
+    variants=(_variant("(?i:invoke)", "invoke", False, ATTRS, ' name="f"'),),
+)
+INVOKE_END = Marker(
+    f"{LT}/{PREFIX}(?i:invoke){END}", _examples("invoke", True), "</｜DSML｜invoke>",
+    variants=(_variant("(?i:invoke)", "invoke", True),),
+)
 PARAMETER = Marker(
     f"{LT}{PREFIX}(?i:parameter){ATTRS}{END}",
     _examples("parameter", False, ' name="k" string="true"') + _examples("parameter", False, ' name="k" string="false"'),
     '<｜DSML｜parameter name="…" string="…">',
+    variants=(_variant("(?i:parameter)", "parameter", False, ATTRS, ' name="k" string="true"'),),
 )
-PARAMETER_END = Marker(f"{LT}/{PREFIX}(?i:parameter){END}", _examples("parameter", True), "</｜DSML｜parameter>")
+PARAMETER_END = Marker(
+    f"{LT}/{PREFIX}(?i:parameter){END}", _examples("parameter", True), "</｜DSML｜parameter>",
+    variants=(_variant("(?i:parameter)", "parameter", True),),
+)
 
 #: ``string="false"``: the value is JSON; anything else (``"true"``, absent): raw text,
 #: CDATA allowed.
 VALUE = Choose("string", (("false", JsonValue(PARAMETER_END)),), Raw(PARAMETER_END, ValueStyle(cdata=True)))
-INVOKES = Call(INVOKE, Many(Param(PARAMETER, VALUE)), close=INVOKE_END)
+INVOKES = Call(INVOKE, Many(Param(PARAMETER, VALUE)), close=INVOKE_END, implied_close="implied_call_close",
+               wrapped=("arguments", "parameters"), repeated="repeated_param_array")
 
 BLOCKS = (
     Block(BLOCK_OPEN, Many(INVOKES, min=1), BLOCK_CLOSE),
     # An invoke standing in prose without its block (V4 falling back to text,
     # sglang#40236): an implied block that ends, complete, where the grammar stops; a
     # block close after its invokes means the opening wrapper was lost.
-    Block(None, Many(INVOKES, min=1), BLOCK_CLOSE, close_optional=True, name="bare"),
+    Block(None, Many(INVOKES, min=1), BLOCK_CLOSE, close_optional=True, name="bare", tolerance="missing_block_open"),
 )
 
 
 def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 0) -> str:
-    """A well-formed block; ``variant`` picks the bar spelling, spacing and block name,
-    and from 36 on leaves the block out (bare invokes)."""
+    """A well-formed block; ``variant`` picks the bar spelling, spacing and block name.
+    (Invokes without their block are a tolerance, ``missing_block_open``: the
+    tolerance properties leave the block's markers out of these.)"""
     bar = BAR_VARIANTS[variant % len(BAR_VARIANTS)]
     space = " " if (variant // len(BAR_VARIANTS)) % 2 else ""
     block = BLOCK_NAMES[(variant // (2 * len(BAR_VARIANTS))) % len(BLOCK_NAMES)]
-    bare = (variant // (6 * len(BAR_VARIANTS))) % 2 == 1
+    bare = False
     lines = [] if bare else [_tag(bar, block, False, space) + ">"]
     for name, params in calls:
         lines.append(_tag(bar, "invoke", False, space) + f' name="{name}">')

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from callsieve.grammar.api import Block, Call, Capture, Dialect, JsonArgs, Many, Marker, arguments_of
+from callsieve.grammar.api import Block, Call, Capture, Dialect, JsonArgs, Many, Marker, Variant, arguments_of
 from callsieve.grammar.reasoning import THINK
 
 
@@ -31,9 +31,18 @@ CALL_END = special("tool_call_end")
 #: ``functions.NAME:IDX``; the whole is the id, NAME the name.
 CALL_ID = r"\s*(?P<id>(?:functions\.)?(?P<name>[^\s:<]{1,128}?)(?::[0-9]{1,9})?)\s*"
 
+#: Tolerance (dialects.md §12): ids written otherwise (``functionsexec5``, sglang#21377;
+#: ``functions_read_file_3``, exo#2282; ``call00003``, sglang#25362): the name read
+#: without the ``functions`` prefix and the index, when that names a known tool.
+CALL_ID_VARIANT = Variant(
+    r"\s*(?P<id>(?:functions[._]?)?(?P<name>[^\s:<]{1,128}?)(?:[_:]?[0-9]{1,9})?)\s*",
+    ("functionsexec5", "functions_read_file_3", "call00003"),
+    "call_id_variant",
+)
+
 BLOCK = Block(
     SECTION,
-    Many(Call(CALL, Capture(CALL_ID, label="functions.NAME:IDX"), ARGUMENTS, JsonArgs(), close=CALL_END, ids="wire"), min=1),
+    Many(Call(CALL, Capture(CALL_ID, label="functions.NAME:IDX", variants=(CALL_ID_VARIANT,)), ARGUMENTS, JsonArgs(), close=CALL_END, ids="wire"), min=1),
     SECTION_END,
 )
 

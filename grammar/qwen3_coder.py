@@ -13,6 +13,16 @@ Wire format (shared/reference/dialects.md §4)::
 Values are raw and unescaped; exactly one leading and one trailing newline is stripped.
 A literal ``</parameter>`` inside a value is data unless what follows it is another
 parameter, the call close or the block close (the seed 004 bug).
+
+Tolerated (dialects.md §12; each with its Diagnostic, none under ``strict``):
+
+- ``missing_block_open``: a call without ``<tool_call>`` (``<function=NAME>`` …
+  ``</function>``, with or without a trailing ``</tool_call>``): a bare block. With
+  ``tools=`` given, its calls must name known tools, else it stays text.
+- ``implied_param_close``: a ``</parameter>`` left out before the next
+  ``<parameter=`` (a key not given yet; with ``tools=``, one the schema has) or
+  ``</function>``: the value ends there.
+- ``unwrapped_arguments``: every argument wrapped in one ``arguments`` parameter.
 """
 
 from __future__ import annotations
@@ -22,19 +32,24 @@ from callsieve.grammar.reasoning import THINK
 from callsieve.grammar.tags import END, LT, close_tag, open_tag
 
 NAME = r"(?P<name>[^<>\uff1c\n]{1,128})"
+#: A function name: no ``[`` either, since ``<function=`` is listened for in prose
+#: (the call without its wrapper) where ``[`` may begin another dialect's marker (rule 2).
+FUNCTION_NAME = r"(?P<name>[^<>\uff1c\n\[]{1,128})"
 
 TOOL_CALL = Marker(open_tag("tool_call"), ("<tool_call>",), "<tool_call>")
 TOOL_CALL_END = Marker(close_tag("tool_call"), ("</tool_call>",), "</tool_call>")
-FUNCTION = Marker(f"{LT}(?i:function)={NAME}{END}", ("<function=f>", "<function=write_file>"), "<function=…>")
+FUNCTION = Marker(f"{LT}(?i:function)={FUNCTION_NAME}{END}", ("<function=f>", "<function=write_file>"), "<function=…>")
 FUNCTION_END = Marker(close_tag("function"), ("</function>",), "</function>")
 PARAMETER = Marker(f"{LT}(?i:parameter)={NAME}{END}", ("<parameter=k>", "<parameter=content>"), "<parameter=…>")
 PARAMETER_END = Marker(close_tag("parameter"), ("</parameter>",), "</parameter>")
 
-BLOCK = Block(
-    TOOL_CALL,
-    Many(Call(FUNCTION, Many(Param(PARAMETER, Raw(PARAMETER_END, ValueStyle(strip_newlines=True)))), close=FUNCTION_END), min=1),
-    TOOL_CALL_END,
-)
+VALUE = Raw(PARAMETER_END, ValueStyle(strip_newlines=True), implied_close="implied_param_close")
+CALL = Call(FUNCTION, Many(Param(PARAMETER, VALUE)), close=FUNCTION_END, wrapped=("arguments", "parameters"))
+
+BLOCK = Block(TOOL_CALL, Many(CALL, min=1), TOOL_CALL_END)
+#: A call whose ``<tool_call>`` was dropped (ollama#16686): a bare block, ended where the
+#: grammar stops or by a ``</tool_call>`` after its calls.
+BARE = Block(None, Many(CALL, min=1), TOOL_CALL_END, close_optional=True, name="bare", tolerance="missing_block_open")
 
 
 def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 0) -> str:
@@ -52,7 +67,7 @@ def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 
 DIALECT = Dialect(
     name="qwen3_coder",
     title="Qwen3-Coder XML (<tool_call><function=…>)",
-    blocks=(BLOCK,),
+    blocks=(BLOCK, BARE),
     reasoning=(THINK,),  # Qwen3.5/3.6 thinking variants
     sample=render([("write_file", [("path", "src/a.py", False), ("content", "def f():\n    return 1", False)])]),
     render=render,

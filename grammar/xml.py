@@ -31,6 +31,7 @@ STRUCTURE = Block(
             ),
         )),
         close=Marker(close_tag("invoke"), ("</invoke>",), "</invoke>"),
+        repeated="repeated_param_array",
     ), min=1),
     Marker(close_tag(f"(?:{BLOCK})"), ("</tool_calls>", "</function_calls>"), "</tool_calls>"),
 )

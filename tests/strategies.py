@@ -23,6 +23,7 @@ DIALECTS: list[Dialect] = list(REGISTRY.values())
 #: Every literal the grammar knows: each marker's examples, think tags, CDATA.
 LITERALS: list[str] = sorted(
     {ex for d in DIALECTS for m in d.markers() for ex in m.examples}
+    | {ex for d in DIALECTS for _m, v in d.variants() for ex in v.examples}
     | {ex for m in reasoning.MARKERS for ex in m.examples}
     | set(cdata.CDATA_OPEN.examples)
     | {"]]>", "]]", "```\n", "```", "~~~\n", "`", "\n```\n", "&amp;", "&lt;", "&#65;", "&am"}

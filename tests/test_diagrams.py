@@ -244,7 +244,7 @@ def test_the_overview_has_a_box_per_region_and_per_dialect() -> None:
 
 @pytest.mark.parametrize(
     "dialect, shown",
-    [("qwen3_coder", "&lt;/parameter&gt; in in_param (raw)"), ("dsml", "&lt;/｜DSML｜parameter&gt; in json_value (json | bare json) | in_param (raw | bare raw)]"),
+    [("qwen3_coder", "&lt;/parameter&gt; in in_param (raw | bare raw)"), ("dsml", "&lt;/｜DSML｜parameter&gt; in json_value (json | bare json) | in_param (raw | bare raw)]"),
      ("minimax_m2", "&lt;/parameter&gt; in in_param (raw)")],
 )
 def test_a_dialect_diagram_labels_marker_guards_with_its_own_markers(dialect: str, shown: str) -> None:

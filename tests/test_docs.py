@@ -24,6 +24,18 @@ PRODUCES: dict[str, tuple[str, dict[str, Any]]] = {
     "type_mismatch": (CALL.format(name="f", params="<parameter=n>\nabc\n</parameter>\n"), {"tools": TOOLS}),
     "stray_reasoning_close": ("hmm</think>answer", {}),
     "reasoning_closed_by_call": ('<think>hmm <tool_call>{"name": "f", "arguments": {}}</tool_call>', {}),
+    "missing_block_open": ("<function=f>\n<parameter=n>\n1\n</parameter>\n</function>", {}),
+    "implied_param_close": ("<tool_call>\n<function=f>\n<parameter=n>\n1\n</function>\n</tool_call>", {}),
+    "implied_call_close": ('<｜DSML｜tool_calls><｜DSML｜invoke name="f"></｜DSML｜tool_calls>', {}),
+    "dsml_variant": ('<DSML tool_calls><｜DSML｜invoke name="f"></｜DSML｜invoke></｜DSML｜tool_calls>', {}),
+    "python_literal": (CALL.format(name="f", params="<parameter=v>\n['a']\n</parameter>\n"),
+                       {"tools": [{"type": "function", "function": {"name": "f", "parameters": {"properties": {"v": {"type": "array"}}}}}]}),
+    "repeated_param_array": ('<tool_calls><invoke name="f"><parameter name="v">1</parameter><parameter name="v">2</parameter>'
+                             "</invoke></tool_calls>",
+                             {"tools": [{"type": "function", "function": {"name": "f", "parameters": {"properties": {"v": {"type": "array"}}}}}]}),
+    "call_id_variant": ("<|tool_calls_section_begin|><|tool_call_begin|>functionsf5<|tool_call_argument_begin|>{}"
+                        "<|tool_call_end|><|tool_calls_section_end|>", {"tools": TOOLS}),
+    "unwrapped_arguments": (CALL.format(name="f", params='<parameter=arguments>\n{"n": 1}\n</parameter>\n'), {"tools": TOOLS}),
 }
 
 

@@ -56,6 +56,8 @@ class Config:
     unknown_tool: str
     max_block_chars: int
     id_prefix: str
+    #: every tolerance off (``Sieve(strict=True)``): also what the schema typing reads
+    strict: bool = False
 
 
 class ModelBase:
@@ -93,6 +95,8 @@ class ModelBase:
         self.pos = 0
         self.next_index = 0
         self.block: Block | None = None
+        #: tolerated deviations read before their block opened (``BlockModel.tolerate``)
+        self.notes: list[Any] = []
         self.origin = "text"
         #: The body that shared states (in_param, after_close, json_value, in_capture)
         #: read for now: its name picks their matcher (``Config.scoped``).
@@ -223,7 +227,8 @@ class ModelBase:
         """Input of an overflowed block: released as it comes (finding 2 of issue 12).
         The states go on reading the block's structure, so its end is found where the
         grammar puts it and nothing inside the block ever becomes a call."""
-        if self.cfg.on_malformed == "drop":
+        b = self.block
+        if self.cfg.on_malformed == "drop" and not (b is not None and b.tolerance):
             self.dropped.append(s)
         else:
-            self._text(s)
+            self._text(s)  # (a block that is itself a deviation is released as text, always)

@@ -25,7 +25,7 @@ from callsieve.errors import MalformedBlockError
 from callsieve.events import Diagnostic, ToolCall, ToolCallStart
 from callsieve.grammar.states import EOF_TRIGGER, OVERFLOW, START, Rule, StateDecl, but, on
 from callsieve.regions.tag import TagModel
-from callsieve.schema import fits, types_of
+from callsieve.schema import coerce, fits, types_of
 
 if TYPE_CHECKING:
     from callsieve.regions.value import Param
@@ -55,6 +55,17 @@ class Call:
     args_done: bool = False
     #: canonical text produced before the call's start (its name was not known yet)
     pending: list[str] = field(default_factory=list)
+    #: the Diagnostic code when this call's close is left out (``Call(implied_close=)``)
+    implied_code: str = ""
+    #: keys the call's arguments may be wrapped in once (``Call(wrapped=)``)
+    wrapped: tuple[str, ...] = ()
+    #: a first parameter that may wrap every argument: (key, value as written, the
+    #: object it holds), its fragment held until the call shows whether it is the only one
+    deferred: tuple[str, Any, dict[str, Any]] | None = None
+    #: the Diagnostic code when a parameter repeated under an array schema becomes an
+    #: array (``Call(repeated=)``); such parameters are held until the call closes
+    repeated: str = ""
+    arrays: dict[str, list[tuple[Any, str | None, str]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -79,6 +90,13 @@ class Block:
     #: passed max_block_chars: released, its rest streamed out (``ModelBase._spill``)
     #: while the states keep reading its structure to find where it ends
     spilled: bool = False
+    #: tolerated deviations read so far (grammar.api tolerances): emitted with the calls
+    tolerated: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def tolerance(self) -> str:
+        """The Diagnostic code of a block that is itself a deviation ("" if not)."""
+        return self.spec.block.tolerance
 
     @property
     def dialect_name(self) -> str:
@@ -86,6 +104,9 @@ class Block:
 
 
 class BlockModel(TagModel):
+    #: tolerated deviations read before their block opened (a variant block open)
+    notes: list[Diagnostic]
+
     # ------------------------------------------------------------- holding
     def hold_char(self, ch: str) -> None:
         self._hold(ch)
@@ -111,7 +132,21 @@ class BlockModel(TagModel):
     def bind_block(self, spec: object, tag: str, start: int) -> None:
         self.flush()
         self.block = Block(spec, start)  # type: ignore[arg-type]
+        self._take_notes(self.block)
         self._hold(tag)
+
+    def _take_notes(self, b: Block) -> None:
+        if self.notes:
+            b.tolerated += self.notes
+            self.notes = []
+
+    def tolerate(self, code: str, what: str, offset: int) -> None:
+        """A tolerated deviation was read: it is reported with the block's calls."""
+        d = Diagnostic(code, what, offset)
+        if self.block is None:
+            self.notes.append(d)  # the block it belongs to opens next
+        else:
+            self.block.tolerated.append(d)
 
     def open_bare_block(self, ch: str) -> None:
         """A bare block's first marker in prose, not itself a call's open (Mistral's
@@ -126,14 +161,31 @@ class BlockModel(TagModel):
         hit = self._hit(ch)
         self.flush()
         self.block = Block(getattr(hit.entry.data, "spec"), self.tag_start)
+        self._take_notes(self.block)
         self.open_call(ch)
+
+    def _imply_call_close(self, b: Block, before: str) -> None:
+        """Tolerance (``Call(implied_close=...)``): the open call's close was left out
+        before ``before``; the call ends here."""
+        call = b.call
+        if call is None or not call.implied_code:
+            return  # (a call whose close may not be left out: the grammar never gets here)
+        self.tolerate(call.implied_code, f"the close of call {call.name!r} was left out before {before}; "
+                      "the call ends there", self.tag_start)
+        self.finish_call(call)
 
     def open_call(self, ch: str) -> None:
         b = self._block()
         hit = self._hit(ch)
         leaf = getattr(hit.entry.data, "leaf", None)
+        if b.call is not None:
+            self._imply_call_close(b, "the next call")
         tag = self._take_tag(ch)
         call = self.new_call(b)
+        decl = getattr(leaf, "call", None)
+        call.implied_code = getattr(decl, "implied_close", "")
+        call.wrapped = getattr(decl, "wrapped", ())
+        call.repeated = getattr(decl, "repeated", "")
         call.wire_ids = getattr(getattr(leaf, "call", None), "ids", "") == "wire"
         self._hold(tag)
         name = hit.fields.get("name")
@@ -152,7 +204,10 @@ class BlockModel(TagModel):
         tools = self.cfg.tools
         call.name = name
         call.known = tools is None or name in tools
-        if not call.wire_ids:
+        b = self.block
+        if not call.wire_ids and not (b is not None and b.tolerance):
+            # (a call of a block that is a deviation starts once more of it is read:
+            # a parameter, or its close; prose that mentions a call open streams nothing)
             self.start_call(call)
 
     def start_call(self, call: Call) -> None:
@@ -163,7 +218,9 @@ class BlockModel(TagModel):
         call.started = True
         if self.block is not None and self.block.spilled:
             return  # an overflowed block streams nothing and keeps no calls
-        if call.known or self.cfg.unknown_tool == "call":
+        b = self.block
+        weak = b is not None and bool(b.tolerance) and self.cfg.tools is not None
+        if call.known or (self.cfg.unknown_tool == "call" and not weak):
             call.index = self.next_index
             self.next_index += 1
         if call.wire_ids and call.wire_id:
@@ -197,10 +254,60 @@ class BlockModel(TagModel):
             if not text:
                 self._delta(call, "{}")
             self._check_types(call)
+        elif call.deferred is not None and not call.opened_json and not call.arrays:
+            key, _written, inner = call.deferred
+            call.deferred = None
+            call.args = inner
+            self.tolerate("unwrapped_arguments", f"call {call.name!r}: every argument was wrapped in one {key!r} "
+                          "parameter, which the tool's schema does not have; unwrapped", b.start)
+            self._delta(call, json.dumps(inner, ensure_ascii=False))
+            self._check_types(call)
         else:
+            self.flush_deferred(call)
+            self.flush_arrays(call)
             self._delta(call, "}" if call.opened_json else "{}")
         call.raw_end = b.raw_len
         b.call = None
+
+    def flush_arrays(self, call: Call) -> None:
+        """Parameters held for their array schema: one value as it was typed, several
+        values of the same key as one array of them (each typed by ``items``)."""
+        tools = self.cfg.tools
+        for key, items in call.arrays.items():
+            if len(items) == 1:
+                value, problem, _raw = items[0]
+                if problem:
+                    call.problems.append(f"{call.name}.{key}: {problem}")
+            else:
+                schema = (tools or {}).get(call.name, {}).get(key) or {}
+                each = schema.get("items") if isinstance(schema.get("items"), dict) else None
+                value = []
+                for v, problem, raw in items:
+                    if each is not None and types_of(each):
+                        v, problem = coerce(raw, each) if isinstance(v, str) or problem else (v, None)
+                    elif problem:
+                        v = raw
+                    value.append(v)
+                    if problem and each is not None:
+                        call.problems.append(f"{call.name}.{key}: {problem}")
+                self.tolerate(call.repeated, f"call {call.name!r}: parameter {key!r} given {len(items)} times under an "
+                              "array schema; its values collected into one array", self._block().start)
+            call.args[key] = value
+            lead = ", " if call.opened_json else "{"
+            call.opened_json = True
+            self._delta(call, lead + json.dumps(key, ensure_ascii=False) + ": " + json.dumps(value, ensure_ascii=False))
+        call.arrays = {}
+
+    def flush_deferred(self, call: Call) -> None:
+        """The call has another parameter: the first one wrapped nothing after all."""
+        if call.deferred is None:
+            return
+        key, written, _inner = call.deferred
+        call.deferred = None
+        call.args[key] = written
+        lead = ", " if call.opened_json else "{"
+        call.opened_json = True
+        self._delta(call, lead + json.dumps(key, ensure_ascii=False) + ": " + json.dumps(written, ensure_ascii=False))
 
     def _check_types(self, call: Call) -> None:
         """JSON arguments are never rewritten by the schema (a sent fragment cannot be
@@ -248,6 +355,8 @@ class BlockModel(TagModel):
 
     def close_block(self, ch: str) -> None:
         b = self._block()
+        if b.call is not None:
+            self._imply_call_close(b, "the block close")
         self._hold(self._take_tag(ch))
         if b.call is not None:
             # A call with no close marker of its own (GLM: the block is the call) ends
@@ -263,6 +372,8 @@ class BlockModel(TagModel):
         self.block = None
         tag, self.tag = self.tag, ""
         self._tag_version += 1
+        if b.call is not None:
+            b.malformed_reason = b.malformed_reason or f"call {b.call.name!r} has no close"
         self._end(b)
         if tag and ch:
             self.pushback = tag  # read again as prose
@@ -277,6 +388,12 @@ class BlockModel(TagModel):
             self._release(b, "block_too_large", f"block passed max_block_chars={self.cfg.max_block_chars}")
         elif b.malformed_reason or not b.calls:
             self._release(b, "malformed_block", b.malformed_reason or "block holds no call")
+        elif b.tolerance and self.cfg.tools is not None and not all(c.known for c in b.calls):
+            # Weaker evidence (no wrapper at all), more of it required: every call must
+            # name a known tool, else the markup is what it looks like, text.
+            unknown = sorted({c.name for c in b.calls if not c.known})
+            self._release(b, "unknown_tool", f"a {b.dialect_name} call without its wrapper names {unknown[0]!r}, "
+                          "which is not in tools; a call without its wrapper must name a known tool")
         else:
             self._emit_calls(b)
 
@@ -304,6 +421,11 @@ class BlockModel(TagModel):
             # positions between markers hold only whitespace).
             cut = len(raw.rstrip(" \t\r\n"))
             raw, tail = raw[:cut], raw[cut:]
+        if b.tolerance:
+            self._emit(Diagnostic(b.tolerance, f"a {b.dialect_name} call written without its block's opening "
+                                  + ("marker" if b.closed else "and closing markers") + "; the block is assumed", b.start))
+        for d in b.tolerated:
+            self._emit(d)
         policy = self.cfg.unknown_tool
         if policy == "text" and not all(c.known for c in b.calls):
             # Finding 8 (issue 12): shown as text, an unknown call's own span would be a
@@ -344,6 +466,12 @@ class BlockModel(TagModel):
         abandoned = [c.index for c in b.calls if c.index is not None]
         if abandoned:
             why += f"; calls {abandoned} abandoned"
+        if b.tolerance:
+            # A block that is itself a deviation and did not hold up: the markup was
+            # prose mentioning a marker. It is text, whatever on_malformed says.
+            self._emit(Diagnostic(code, why + "; released as text", b.start))
+            self._text(raw)
+            return
         self.release_text(raw, b.start, code, why)
 
     def release_text(self, raw: str, start: int, code: str, why: str) -> None:

@@ -72,8 +72,18 @@ class CaptureModel(BlockModel):
             return
         if groups.get("id"):
             call.wire_id = groups["id"]
-        if groups.get("name"):
-            self.name_call(call, groups["name"].strip())
+        name = (groups.get("name") or "").strip()
+        tools = self.cfg.tools
+        if name and body.variants and tools is not None and name not in tools and not self.cfg.strict:
+            for v in body.variants:
+                mv = regex.fullmatch(v.pattern, self.captured)
+                other = (mv.group("name") or "").strip() if mv is not None else ""
+                if other in tools:
+                    self.tolerate(v.code, f"{self.captured.strip()!r} read as a call to {other!r} (a known tool)", b.start)
+                    name = other
+                    break
+        if name:
+            self.name_call(call, name)
 
     def end_capture_char(self, ch: str) -> None:
         self.end_capture(ch)

@@ -136,6 +136,8 @@ class TagModel(ModelBase):
         tag = self.tag + ch
         self.tag = ""
         self._tag_version += 1
+        if hit is not None and hit.entry.code:
+            self.tolerate(hit.entry.code, f"{tag!r} read as {hit.entry.marker.shown()!r}", self.tag_start)
         return tag
 
     def tag_reject(self, ch: str) -> None:
@@ -231,6 +233,9 @@ class TagModel(ModelBase):
         self.release_text(self.fork_tag, self.fork_start, code, why)
 
     # provided by the block region
+    def tolerate(self, code: str, what: str, offset: int) -> None:  # pragma: no cover
+        raise NotImplementedError
+
     def bind_block(self, spec: object, tag: str, start: int) -> None:  # pragma: no cover
         raise NotImplementedError
 

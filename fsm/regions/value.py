@@ -24,7 +24,7 @@ from callsieve.grammar.api import Choose, JsonValue, Raw
 from callsieve.grammar.states import ALL, EOF_TRIGGER, OVERFLOW, START, Region, StateDecl, but, on
 from callsieve.regions import quote
 from callsieve.regions.block import BlockModel, Call
-from callsieve.schema import coerce, is_string_only, json_or_raw, parse_json_value, types_of
+from callsieve.schema import Lenient, coerce, is_string_only, json_or_raw, parse_json_value, types_of
 from callsieve.structure import ValueSpec
 from callsieve.values import ValueDecoder
 
@@ -42,6 +42,15 @@ class Param:
     #: whitespace so far); once its first other character cannot begin a JSON object,
     #: array, number or boolean it is a string and streams from there on
     undecided: bool = False
+    #: where the parameter's open began (offsets of Diagnostics about it)
+    start: int = 0
+    #: the value quotes its dialect's markup (a call or block open was read in it):
+    #: no close is implied from then on
+    quoting: bool = False
+    #: may wrap every argument of its call (``Call(wrapped=...)``)
+    wrapper: bool = False
+    #: the raw value read so far is empty or ends with a newline
+    at_line_start: bool = True
 
     @property
     def json(self) -> bool:
@@ -82,6 +91,11 @@ class ValueModel(BlockModel):
             return
         if self.cfg.tools is not None and call.name in self.cfg.tools:
             schema = self.cfg.tools[call.name].get(name)
+        self.flush_deferred(call)
+        # Tolerance (``Call(wrapped=...)``): the first parameter may wrap every
+        # argument; it is not streamed until the call shows whether it is the only one.
+        wrapper = (name in call.wrapped and not call.args and not call.arrays and not call.opened_json and not self.cfg.strict
+                   and self.cfg.tools is not None and call.name in self.cfg.tools and name not in self.cfg.tools[call.name])
         body = spec.body
         if isinstance(body, JsonValue):
             streaming = False
@@ -90,13 +104,16 @@ class ValueModel(BlockModel):
             # A value that is JSON when it parses is typed once whole, unless the
             # schema says string (or, with no schema, once it can only be a string:
             # ``_decide_string``).
-            streaming = is_string_only(schema) if body.style.json_when_valid else (schema is None or is_string_only(schema))
+            streaming = (is_string_only(schema) if body.style.json_when_valid
+                         else (schema is None or is_string_only(schema))) and not wrapper
             style = body.style
-        b.param = Param(name, spec, streaming, ValueDecoder(style), schema)
+        b.param = Param(name, spec, streaming, ValueDecoder(style), schema, start=self.tag_start, wrapper=wrapper)
         b.param.undecided = isinstance(body, Raw) and body.style.json_when_valid and types_of(schema) is None
         self.scope = spec.name
         b.json_depth = 0
         self._hold(tag)
+        if b.tolerance and not call.started:
+            self.start_call(call)
         if streaming:
             self._delta(call, self._key_prefix(call, name) + '"')
 
@@ -123,6 +140,8 @@ class ValueModel(BlockModel):
         if p.json:
             p.raw_value.append(s)
             return
+        if s:
+            p.at_line_start = s[-1] == "\n"
         out = p.decoder.feed(s, cdata)
         if out:
             p.decoded.append(out)
@@ -202,6 +221,48 @@ class ValueModel(BlockModel):
             self.tag = ""
             self._tag_version += 1
 
+    # tolerance: a value whose close was left out (``Raw(implied_close=...)``)
+    def implied_ok(self, ch: str) -> bool:
+        """The evidence an implied close needs: the marker begins a line of the value
+        (as the templates write markup), the value quotes no markup of its dialect,
+        and a parameter open must carry a key not given yet in this call (nor the open
+        value's own) and, with ``tools=``, one the tool's schema has."""
+        hit = self._hit(ch)
+        leaf = getattr(hit.entry.data, "leaf", None)
+        b = self.block
+        if b is None or b.call is None or b.param is None or b.param.quoting or not b.param.at_line_start:
+            return False
+        if getattr(leaf, "kind", "") != "param_open":
+            return True
+        key = hit.fields.get("name", "")
+        if key == b.param.name or key in b.call.args:
+            return False
+        tools = self.cfg.tools
+        if tools is not None:
+            return b.call.name in tools and key in tools[b.call.name]
+        return True
+
+    def value_quote(self, ch: str) -> None:
+        """A call or block open of the value's own dialect, read inside the value: it
+        is data, and the value quotes markup (no close is implied in it from now on)."""
+        b = self._block()
+        tag = self._take_tag(ch)
+        self._hold(tag)
+        if b.param is not None:
+            b.param.quoting = True
+        self._value(tag)
+
+    def imply_value_close(self, ch: str) -> None:
+        """The value's close was left out: the marker that follows ends the value."""
+        b = self._block()
+        p = b.param
+        if p is not None and not b.spilled:
+            body = p.spec.body
+            code = getattr(body, "implied_close", "") or "implied_param_close"
+            self.tolerate(code, f"the close of parameter {p.name!r} was left out; the value ends at offset {self.tag_start}",
+                          self.tag_start)
+        self.commit_value(ch)
+
     def commit_value(self, ch: str) -> None:
         """A marker that FOLLOW allows came after the close: the value ended there."""
         b = self._block()
@@ -212,6 +273,7 @@ class ValueModel(BlockModel):
             return
         if p.json:
             raw = p.raw_value.join()
+            raw_text = raw
             p.raw_value = Pieces()
             value, problem = parse_json_value(raw)
             if problem is None and p.schema is not None and types_of(p.schema) and isinstance(value, str):
@@ -221,6 +283,7 @@ class ValueModel(BlockModel):
             if tail:
                 p.decoded.append(tail)
             text = p.decoded.join()
+            raw_text = text
             p.decoded = Pieces()
             if p.streaming:
                 if tail:
@@ -230,9 +293,23 @@ class ValueModel(BlockModel):
             elif isinstance(p.spec.body, Raw) and p.spec.body.style.json_when_valid:
                 value, problem = json_or_raw(text, p.schema)
             elif p.schema is not None:
-                value, problem = coerce(text, p.schema)
+                value, problem = coerce(text, p.schema, lenient=not self.cfg.strict)
+                if problem is None and isinstance(value, Lenient):
+                    self.tolerate("python_literal", f"{call.name}.{p.name}: value {text[:40]!r} written "
+                                  "Python-style, read as the JSON it stands for", b.start)
+                    value = value.value
             else:
                 value, problem = text, None
+        if p.wrapper and problem is None:
+            inner = value if p.json else parse_json_value(value)[0] if isinstance(value, str) else None
+            if isinstance(inner, dict):
+                call.deferred = (p.name, value, inner)
+                return
+        if (call.repeated and not self.cfg.strict and p.schema is not None and "array" in (types_of(p.schema) or [])
+                and p.name not in call.args):
+            # held until the call closes: a second one would make it an array
+            call.arrays.setdefault(p.name, []).append((value, problem, raw_text))
+            return
         if problem:
             call.problems.append(f"{call.name}.{p.name}: {problem}")
         if p.name in call.args:

@@ -1,0 +1,569 @@
+"""What models really emit (issue 11): each tolerated deviation, its Diagnostic, and
+what ``strict=True`` does with it; a tolerance never fires inside a value, a fence or
+a code span, and never turns prose that mentions a marker into a call."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, strategies as st
+
+import callsieve
+from callsieve.events import merged
+from strategies import PROSE, call_of, chunks, run
+from callsieve.grammar import REGISTRY
+
+
+def calls(events: list[callsieve.Event]) -> list[tuple[str, dict[str, Any]]]:
+    return [(e.name, e.arguments) for e in events if isinstance(e, callsieve.ToolCall)]
+
+
+def texts(events: list[callsieve.Event]) -> str:
+    return "".join(e.text for e in events if isinstance(e, callsieve.Text))
+
+
+def codes(events: list[callsieve.Event]) -> list[str]:
+    return [e.code for e in events if isinstance(e, callsieve.Diagnostic)]
+
+
+def diags(events: list[callsieve.Event], code: str) -> list[callsieve.Diagnostic]:
+    return [e for e in events if isinstance(e, callsieve.Diagnostic) and e.code == code]
+
+
+def cut(doc: str, size: int) -> list[str]:
+    return [doc[i : i + size] for i in range(0, len(doc), size)]
+
+
+def tools(name: str, **props: str) -> list[dict[str, Any]]:
+    return [{"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": {
+        k: {"type": t} for k, t in props.items()}}}}]
+
+
+def deltas_match(events: list[callsieve.Event]) -> None:
+    for c in (e for e in events if isinstance(e, callsieve.ToolCall)):
+        got = "".join(e.arguments for e in events if isinstance(e, callsieve.ToolCallDelta) and e.index == c.index)
+        assert got == c.arguments_json
+
+
+# ---------------------------------------------------------------- Qwen3-Coder: no <tool_call>
+WRAPLESS = "<function=write_file>\n<parameter=path>\na.py\n</parameter>\n</function>"
+
+
+@pytest.mark.parametrize("tail, text", [
+    ("\n</tool_call>\nDone.", "\nDone."),   # the closing wrapper kept
+    ("\nDone.", "\nDone."),                 # neither wrapper
+    ("", ""),                               # the stream ends on it
+])
+def test_qwen3_coder_call_without_tool_call_is_a_call_with_missing_block_open(tail: str, text: str) -> None:
+    doc = "I'll write it.\n" + WRAPLESS + tail
+    for size in (1, 3, len(doc)):
+        events = run(cut(doc, size))
+        assert calls(events) == [("write_file", {"path": "a.py"})]
+        assert texts(events) == "I'll write it.\n" + text
+        (d,) = diags(events, "missing_block_open")
+        assert d.offset == len("I'll write it.\n") and d.raw == ""
+        assert codes(events) == ["missing_block_open"]
+        assert "".join(e.raw for e in events) == doc
+        deltas_match(events)
+
+
+def test_qwen3_coder_call_without_tool_call_is_text_under_strict() -> None:
+    doc = "I'll write it.\n" + WRAPLESS + "\n</tool_call>"
+    events = run(cut(doc, 2), strict=True)
+    assert calls(events) == [] and texts(events) == doc and codes(events) == []
+
+
+def test_a_wrapperless_call_must_name_a_known_tool_when_tools_are_given() -> None:
+    doc = "x " + WRAPLESS + " y"
+    known = run([doc], tools=tools("write_file", path="string"))
+    assert calls(known) == [("write_file", {"path": "a.py"})]
+    for policy in ("call", "text", "drop"):
+        events = run(cut(doc, 4), tools=tools("other", path="string"), unknown_tool=policy, on_malformed="raise")
+        assert calls(events) == [] and texts(events) == doc
+        assert codes(events) == ["unknown_tool"]
+        # not streamed either: nothing to abandon
+        assert not [e for e in events if isinstance(e, (callsieve.ToolCallStart, callsieve.ToolCallDelta))]
+
+
+def test_prose_that_mentions_a_function_open_stays_text_and_streams_nothing() -> None:
+    doc = "Write <function=NAME> to call a tool, then its parameters."
+    for policy in ("text", "drop", "raise"):
+        events = run(cut(doc, 3), on_malformed=policy)
+        assert texts(events) == doc and calls(events) == []
+        assert not [e for e in events if isinstance(e, (callsieve.ToolCallStart, callsieve.ToolCallDelta))]
+
+
+@pytest.mark.parametrize("doc", [
+    "See:\n```\n" + WRAPLESS + "\n```\nok",
+    "Inline `" + WRAPLESS.splitlines()[0] + "` here",
+    "~~~xml\n<function=f>\n<parameter=a>\nx\n<parameter=b>\ny\n</function>\n~~~\n",
+])
+def test_wrapperless_markup_in_a_fence_or_code_span_is_text(doc: str) -> None:
+    events = run(cut(doc, 5))
+    assert texts(events) == doc and calls(events) == [] and codes(events) == []
+
+
+# ---------------------------------------------------------------- Qwen3-Coder: no </parameter>
+def test_a_missing_parameter_close_before_the_next_parameter_or_the_call_close() -> None:
+    doc = "<tool_call>\n<function=f>\n<parameter=a>\nx\n<parameter=b>\ny\n\n</function>\n</tool_call>"
+    for size in (1, 2, len(doc)):
+        events = run(cut(doc, size))
+        assert calls(events) == [("f", {"a": "x", "b": "y\n"})]  # one trailing newline stripped, as usual
+        got = diags(events, "implied_param_close")
+        assert [d.offset for d in got] == [doc.index("<parameter=b>"), doc.index("</function>")]
+        assert codes(events) == ["implied_param_close"] * 2
+        deltas_match(events)
+
+
+def test_a_missing_parameter_close_under_strict_is_the_value_data() -> None:
+    doc = "<tool_call>\n<function=f>\n<parameter=a>\nx\n<parameter=b>\ny\n</parameter>\n</function>\n</tool_call>"
+    assert calls(run([doc])) == [("f", {"a": "x", "b": "y"})]
+    assert calls(run([doc], strict=True)) == [("f", {"a": "x\n<parameter=b>\ny"})]
+
+
+def test_an_implied_close_needs_a_new_key_and_with_tools_a_known_one() -> None:
+    same = "<tool_call>\n<function=f>\n<parameter=a>\nx\n<parameter=a>\ny\n</parameter>\n</function>\n</tool_call>"
+    assert calls(run([same])) == [("f", {"a": "x\n<parameter=a>\ny"})]
+    other = "<tool_call>\n<function=f>\n<parameter=a>\nx\n<parameter=zz>\ny\n</parameter>\n</function>\n</tool_call>"
+    assert calls(run([other])) == [("f", {"a": "x", "zz": "y"})]
+    assert calls(run([other], tools=tools("f", a="string"))) == [("f", {"a": "x\n<parameter=zz>\ny"})]
+    assert codes(run([other], tools=tools("f", a="string"))) == []
+
+
+def test_an_implied_close_is_only_at_the_start_of_a_line() -> None:
+    doc = ("<tool_call>\n<function=f>\n<parameter=a>\nonly a close followed by <parameter=b> or </function> ends it\n"
+           "</parameter>\n</function>\n</tool_call>")
+    events = run(cut(doc, 3))
+    assert calls(events) == [("f", {"a": "only a close followed by <parameter=b> or </function> ends it"})]
+    assert codes(events) == []
+
+
+def test_the_cut_at_close_demo_sample_is_one_value() -> None:
+    from pathlib import Path
+
+    import callsieve.tools
+
+    doc = (Path(callsieve.tools.__file__).parent / "samples" / "cut_at_close.txt").read_text(encoding="utf-8")
+    events = run(cut(doc, 4))
+    ((name, args),) = calls(events)
+    assert name == "create_file" and len(args["content"]) == 235 and codes(events) == []
+
+
+def test_a_value_that_quotes_a_call_implies_no_close() -> None:
+    inner = "<function=g>\n<parameter=a>\nx\n<parameter=b>\ny\n</function>"
+    doc = f"<tool_call>\n<function=write>\n<parameter=content>\n{inner}\n</parameter>\n</function>\n</tool_call>"
+    for size in (1, 7, len(doc)):
+        events = run(cut(doc, size))
+        assert calls(events) == [("write", {"content": inner})] and codes(events) == []
+
+
+# ---------------------------------------------------------------- Python-style values
+@pytest.mark.parametrize("kind, raw, value", [
+    ("array", "['a', 'b']", ["a", "b"]),
+    ("object", "{'k': True, 'n': None, 't': (1, 2)}", {"k": True, "n": None, "t": [1, 2]}),
+    ("list", "[1, 'x', False]", [1, "x", False]),
+])
+def test_python_style_values_are_read_for_non_string_parameters(kind: str, raw: str, value: Any) -> None:
+    doc = f"<tool_call>\n<function=f>\n<parameter=v>\n{raw}\n</parameter>\n</function>\n</tool_call>"
+    events = run([doc], tools=tools("f", v=kind))
+    assert calls(events) == [("f", {"v": value})]
+    assert codes(events) == ["python_literal"]
+    deltas_match(events)
+    strict = run([doc], tools=tools("f", v=kind), strict=True)
+    assert calls(strict) == [("f", {"v": raw})] and codes(strict) == ["type_mismatch"]
+
+
+@pytest.mark.parametrize("raw", ["['a', b]", "{1: 'x'}", "[float('nan')]", "{'a': {1, 2}}", "__import__('os')"])
+def test_python_style_values_that_are_not_json_literals_stay_strings(raw: str) -> None:
+    doc = f"<tool_call>\n<function=f>\n<parameter=v>\n{raw}\n</parameter>\n</function>\n</tool_call>"
+    events = run([doc], tools=tools("f", v="array"))
+    assert calls(events) == [("f", {"v": raw})] and codes(events) == ["type_mismatch"]
+
+
+def test_python_style_values_of_string_parameters_stay_strings() -> None:
+    doc = "<tool_call>\n<function=f>\n<parameter=v>\n['a']\n</parameter>\n</function>\n</tool_call>"
+    events = run([doc], tools=tools("f", v="string"))
+    assert calls(events) == [("f", {"v": "['a']"})] and codes(events) == []
+
+
+# ---------------------------------------------------------------- schema type names
+@pytest.mark.parametrize("name, raw, value", [
+    ("int", "42", 42), ("long", "7", 7), ("float", "2.5", 2.5), ("double", "3", 3),
+    ("bool", "true", True), ("str", "12", "12"), ("dict", '{"a": 1}', {"a": 1}), ("list", "[1]", [1]),
+    ("Integer", "5", 5), ("BOOLEAN", "False", False),
+])
+def test_type_names_serving_stacks_accept(name: str, raw: str, value: Any) -> None:
+    doc = f'<minimax:tool_call><invoke name="f"><parameter name="v">{raw}</parameter></invoke></minimax:tool_call>'
+    events = run([doc], tools=tools("f", v=name))
+    assert calls(events) == [("f", {"v": value})] and codes(events) == []
+    deltas_match(events)
+
+
+@pytest.mark.parametrize("schema", [{"type": "integr"}, {"type": ["string", "uuid"]}, {"anyOf": [{"type": "text"}]}])
+def test_unknown_type_names_are_rejected_when_the_sieve_is_built(schema: dict[str, Any]) -> None:
+    t = [{"type": "function", "function": {"name": "mytool", "parameters": {"properties": {"myprop": schema}}}}]
+    with pytest.raises(callsieve.InvalidToolSchemaError) as e:
+        callsieve.Sieve(tools=t)
+    assert "mytool" in str(e.value) and "myprop" in str(e.value) and "unknown type name" in str(e.value)
+
+
+# ---------------------------------------------------------------- DSML variants (§1, §10)
+INV = '<｜DSML｜invoke name="f">\n<｜DSML｜parameter name="k" string="true">v</｜DSML｜parameter>\n</｜DSML｜invoke>'
+
+
+@pytest.mark.parametrize("doc", [
+    "<｜｜｜｜｜DSML｜｜｜｜｜tool_calls>\n" + INV + "\n</｜｜｜｜｜DSML｜｜｜｜｜tool_calls>",   # five bars
+    "<|||||||DSML|||||||tool_calls>\n" + INV + "\n</｜DSML｜tool_calls>",
+    "<DSML tool_calls>\n" + INV + "\n</DSML tool_calls>",                          # a space where a bar belongs
+    "<DSML｜tool_calls>\n" + INV + "\n</｜DSML｜tool_calls>",                       # nothing where a bar belongs
+    "<｜DSML｜tool_calls｜>\n" + INV + "\n</｜DSML｜tool_calls｜>",                 # a trailing bar
+    "<｜DSML｜DSML｜tool_calls>\n" + INV + "\n</｜DSML｜tool_calls>",               # DSML repeated
+    "<｜DSML｜function-calls>\n" + INV + "\n</｜DSML｜function-calls>",             # hyphenated block name
+    '<｜DSML｜tool_calls>\n<｜｜｜｜｜DSML｜｜｜｜｜invoke name="f">\n<DSML parameter name="k" string="true">v'
+    "</｜DSML｜DSML｜parameter>\n</｜DSML｜invoke｜>\n</｜DSML｜tool_calls>",     # inner markers
+])
+def test_dsml_variants_are_read_with_dsml_variant(doc: str) -> None:
+    for size in (1, 3, len(doc)):
+        events = run(cut("ok " + doc + " bye", size))
+        assert calls(events) == [("f", {"k": "v"})] and texts(events) == "ok  bye"
+        assert set(codes(events)) == {"dsml_variant"}
+        assert all(d.offset >= 3 for d in diags(events, "dsml_variant"))
+    strict = run(["ok " + doc + " bye"], strict=True)
+    assert calls(strict) == []
+
+
+def test_dsml_missing_invoke_close_before_the_block_close_or_the_next_invoke() -> None:
+    one = '<｜DSML｜parameter name="k" string="true">v</｜DSML｜parameter>'
+    doc = f'<｜DSML｜tool_calls>\n<｜DSML｜invoke name="f">\n{one}\n<｜DSML｜invoke name="g">\n{one}\n</｜DSML｜tool_calls>'
+    for size in (1, 4, len(doc)):
+        events = run(cut(doc, size))
+        assert calls(events) == [("f", {"k": "v"}), ("g", {"k": "v"})]
+        assert codes(events) == ["implied_call_close", "implied_call_close"]
+        assert [d.offset for d in diags(events, "implied_call_close")] == [
+            doc.index('<｜DSML｜invoke name="g">'), doc.index("</｜DSML｜tool_calls>")]
+        deltas_match(events)
+    strict = run([doc], strict=True)
+    assert calls(strict) == [] and texts(strict) == doc
+
+
+def test_dsml_invokes_without_their_block_carry_missing_block_open() -> None:
+    for doc in (INV + "\n</｜DSML｜tool_calls>", "Sure. " + INV):
+        events = run([doc])
+        assert calls(events) == [("f", {"k": "v"})] and codes(events) == ["missing_block_open"]
+        assert texts(run([doc], strict=True)) == doc
+
+
+# ---------------------------------------------------------------- arguments wrapped once
+@pytest.mark.parametrize("doc", [
+    '<tool_call>\n<function=f>\n<parameter=arguments>\n{"a": 1, "b": "x"}\n</parameter>\n</function>\n</tool_call>',
+    '<｜DSML｜tool_calls><｜DSML｜invoke name="f"><｜DSML｜parameter name="arguments" string="false">{"a": 1, "b": "x"}'
+    "</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>",
+    '<｜DSML｜tool_calls><｜DSML｜invoke name="f"><｜DSML｜parameter name="parameters" string="true">{"a": 1, "b": "x"}'
+    "</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>",
+])
+def test_arguments_wrapped_once_are_unwrapped_when_the_schema_has_no_such_property(doc: str) -> None:
+    t = tools("f", a="integer", b="string")
+    for size in (1, 5, len(doc)):
+        events = run(cut(doc, size), tools=t)
+        assert calls(events) == [("f", {"a": 1, "b": "x"})] and codes(events) == ["unwrapped_arguments"]
+        deltas_match(events)
+    strict = run([doc], tools=t, strict=True)
+    ((_name, args),) = calls(strict)
+    assert list(args) == [next(k for k in ("arguments", "parameters") if k in doc)]  # as written
+    assert "unwrapped_arguments" not in codes(strict)
+
+
+def test_arguments_are_not_unwrapped_without_a_schema_or_when_it_has_the_property() -> None:
+    doc = '<tool_call>\n<function=f>\n<parameter=arguments>\n{"a": 1}\n</parameter>\n</function>\n</tool_call>'
+    assert calls(run([doc])) == [("f", {"arguments": '{"a": 1}'})]
+    assert calls(run([doc], tools=tools("f", arguments="object"))) == [("f", {"arguments": {"a": 1}})]
+    two = doc.replace("</function>", "<parameter=b>\nx\n</parameter>\n</function>")
+    events = run(cut(two, 3), tools=tools("f", b="string"))
+    assert calls(events) == [("f", {"arguments": '{"a": 1}', "b": "x"})] and codes(events) == []
+    deltas_match(events)
+
+
+# ---------------------------------------------------------------- the tolerance property
+QWEN = REGISTRY["qwen3_coder"]
+DSML = REGISTRY["dsml"]
+DOT_PROSE = PROSE.map(lambda s: "." + s)
+
+
+def _qwen(name: str, params: list[tuple[str, str, bool]], drop: str, at: int) -> str:
+    parts = ["" if drop in ("open", "both") else "<tool_call>\n", f"<function={name}>\n"]
+    for k, (key, value, _j) in enumerate(params):
+        close = "" if drop == "param" and k == at else "</parameter>\n"
+        parts.append(f"<parameter={key}>\n{value}\n{close}")
+    parts.append("</function>" + ("" if drop == "both" else "\n</tool_call>"))
+    return "".join(parts)
+
+
+QWEN_CODE = {"open": "missing_block_open", "both": "missing_block_open", "param": "implied_param_close"}
+
+
+@given(st.data())
+def test_dropping_a_tolerated_qwen3_coder_marker_keeps_the_calls_and_says_so(data: st.DataObject) -> None:
+    """Documents generated by the grammar, one optional marker the grammar tolerates
+    left out of one call (its <tool_call>, both wrappers, or one </parameter>): the
+    same calls and text, plus that tolerance's Diagnostic; under strict, not the same."""
+    pieces: list[str] = []
+    text: list[str] = []
+    expected: list[tuple[str, dict[str, Any]]] = []
+    n = data.draw(st.integers(1, 3))
+    victim = data.draw(st.integers(0, n - 1))
+    drop = data.draw(st.sampled_from(["open", "both", "param"]))
+    for k in range(n):
+        prose = data.draw(DOT_PROSE)
+        pieces.append(prose)
+        text.append(prose)
+        name, params, args = data.draw(call_of(QWEN))
+        # A value that ends with a literal </parameter> cannot lose its own close: what
+        # is left reads as that value's close (inherently ambiguous, so not drawn).
+        # So is a value that quotes a call or block open: it implies no close (data).
+        droppable = [i for i, (_key, v, _j) in enumerate(params)
+                     if not v.endswith("</parameter>") and "<tool_call>" not in v and "<function=" not in v]
+        if k == victim and drop == "param" and not droppable:
+            drop = "open"
+        at = data.draw(st.sampled_from(droppable)) if droppable else 0
+        pieces.append(_qwen(name, params, drop if k == victim else "", at))
+        expected.append((name, args))
+    tail = data.draw(DOT_PROSE)
+    pieces.append(tail)
+    text.append(tail)
+    doc = "".join(pieces)
+    for kw in ({"dialects": ["qwen3_coder"]}, {}):
+        events = run(data.draw(chunks(doc)), **kw)
+        assert calls(events) == expected
+        assert texts(events) == "".join(text)
+        assert codes(events) == [QWEN_CODE[drop]]
+        assert "".join(e.raw for e in events) == doc
+        deltas_match(events)
+    strict = run([doc], strict=True)
+    assert calls(strict) != expected or codes(strict)
+
+
+def _dsml(calls_: list[tuple[str, list[tuple[str, str, bool]]]], drop: str, at: int) -> str:
+    bar = "｜"
+    lines = [] if drop in ("open", "both") else [f"<{bar}DSML{bar}tool_calls>"]
+    for k, (name, params) in enumerate(calls_):
+        lines.append(f'<{bar}DSML{bar}invoke name="{name}">')
+        for key, value, is_json in params:
+            flag = "false" if is_json else "true"
+            lines.append(f'<{bar}DSML{bar}parameter name="{key}" string="{flag}">{value}</{bar}DSML{bar}parameter>')
+        if not (drop == "invoke" and k == at):
+            lines.append(f"</{bar}DSML{bar}invoke>")
+    if drop != "both":
+        lines.append(f"</{bar}DSML{bar}tool_calls>")
+    return "\n".join(lines)
+
+
+DSML_CODE = {"open": "missing_block_open", "both": "missing_block_open", "invoke": "implied_call_close"}
+
+
+@given(st.data())
+def test_dropping_a_tolerated_dsml_marker_keeps_the_calls_and_says_so(data: st.DataObject) -> None:
+    drop = data.draw(st.sampled_from(["open", "both", "invoke"]))
+    drawn = data.draw(st.lists(call_of(DSML), min_size=1, max_size=3))
+    at = data.draw(st.integers(0, len(drawn) - 1))
+    before, after = data.draw(DOT_PROSE), data.draw(DOT_PROSE)
+    doc = before + "\n\n" + _dsml([(n, p) for n, p, _ in drawn], drop, at) + after
+    events = run(data.draw(chunks(doc)))
+    assert calls(events) == [(n, a) for n, _, a in drawn]
+    assert texts(events) == before + "\n\n" + after
+    assert codes(events) == [DSML_CODE[drop]]
+    assert "".join(e.raw for e in events) == doc
+    deltas_match(events)
+    # strict: the left-out close makes what follows data, or the block text
+    assert calls(run([doc], strict=True)) != [(n, a) for n, _, a in drawn]
+
+
+@given(st.data())
+def test_malformed_markup_in_a_fence_a_code_span_or_a_value_stays_text_or_data(data: st.DataObject) -> None:
+    """The same tolerated markup (a wrapper-less call, a dropped </parameter>, a DSML
+    misspelling) quoted in a fence, in inline code or inside a parameter value is never
+    a call and carries no Diagnostic."""
+    name, params, _args = data.draw(call_of(QWEN))
+    markup = data.draw(st.sampled_from([
+        "<function=f>\n<parameter=k>\nv\n</function>",
+        _qwen(name, params, "both", 0),
+        _qwen(name, params, "open", 0),
+        _qwen(name, params, "param", 0).replace("<tool_call>\n", "<tool_call>\n" if data.draw(st.booleans()) else ""),
+        "<｜｜｜｜｜DSML｜｜｜｜｜tool_calls>\n" + INV + "\n</DSML tool_calls>",
+        INV,
+    ]))
+    fence = data.draw(st.sampled_from(["```", "~~~~"]))
+    where = data.draw(st.sampled_from(["fence", "span", "value"]))
+    if where == "fence":
+        doc = f"Example:\n{fence}\n{markup}\n{fence}\nafter"
+    elif where == "span":
+        doc = f"Use `{markup.splitlines()[0]}` to call."
+    else:
+        # In a value of each kind that can hold it: a qwen3_coder raw value (when the
+        # markup holds no </parameter>, which a raw value cannot quote before grammar),
+        # a CDATA section, a JSON string.
+        kinds = ["json"] + (["cdata"] if "]]>" not in markup else []) + (["qwen"] if "</parameter>" not in markup else [])
+        kind = data.draw(st.sampled_from(kinds))
+        if kind == "qwen":
+            doc = f"<tool_call>\n<function=w>\n<parameter=c>\n{markup}\n</parameter>\n</function>\n</tool_call>"
+        elif kind == "cdata":
+            doc = (f'<｜DSML｜tool_calls>\n<｜DSML｜invoke name="w">\n<｜DSML｜parameter name="c" string="true">'
+                   f"<![CDATA[{markup}]]></｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>")
+        else:
+            doc = "<tool_call>\n" + json.dumps({"name": "w", "arguments": {"c": markup}}, ensure_ascii=False) + "\n</tool_call>"
+    events = run(data.draw(chunks(doc)))
+    if where == "value":
+        assert calls(events) == [("w", {"c": markup})] and codes(events) == []
+    else:
+        assert calls(events) == [] and texts(events) == doc and codes(events) == []
+
+
+@given(st.data())
+def test_strict_and_lenient_agree_on_well_formed_documents(data: st.DataObject) -> None:
+    d = data.draw(st.sampled_from(list(REGISTRY.values())))
+    from strategies import document
+
+    doc, expected = data.draw(document(d))
+    lenient = run(data.draw(chunks(doc)), dialects=[d.name])
+    strict = run(data.draw(chunks(doc)), dialects=[d.name], strict=True)
+    assert merged(lenient) == merged(strict)
+    assert calls(strict) == expected.calls
+
+
+def test_strict_is_a_typed_option() -> None:
+    with pytest.raises(callsieve.InvalidOptionError):
+        callsieve.Sieve(strict="yes")  # type: ignore[arg-type]
+    assert callsieve.Sieve(strict=True).machine is not callsieve.Sieve().machine
+
+
+def test_the_diagrams_draw_the_tolerated_paths() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "diagrams"
+    dsml = (root / "dialect-dsml.dot").read_text(encoding="utf-8")
+    qwen = (root / "dialect-qwen3_coder.dot").read_text(encoding="utf-8")
+    assert "~DSML~invoke" in dsml and "~DSML~tool_calls" in dsml  # the variants' own edges
+    assert "dsml.bare." in dsml
+    assert "imply_value_close" in qwen and "implied_ok" in qwen and "value_quote" in qwen
+    assert "qwen3_coder.bare." in qwen
+    # and a strict machine has none of them
+    from callsieve.machine import compose
+
+    strict = compose(callsieve.grammar.resolve(["qwen3_coder", "dsml"]), True, strict=True)
+    names = strict.decl.state_names()
+    assert not [n for n in names if ".bare." in n]
+    assert not [t for t in strict.decl.transitions if "imply_value_close" in t.actions or "value_quote" in t.actions]
+    assert not [k for k in strict.hits if "~DSML~" in k]
+
+
+@pytest.mark.parametrize("policy", ["text", "drop", "raise"])
+def test_an_overflowed_block_that_is_a_deviation_is_text_in_order(policy: str) -> None:
+    """Found by the differential test: a wrapper-less block past max_block_chars was
+    released as text but its rest was dropped under "drop", out of order."""
+    doc = '<‖‖DSML‖‖ invoke name="f">\n```\n'
+    for chunked in ([doc], ['<‖‖DSML‖‖ invoke name="f">', "\n```\n"], list(doc)):
+        events = run(chunked, dialects=["dsml"], on_malformed=policy, max_block_chars=1)
+        assert "".join(e.raw for e in events) == doc
+        assert texts(events) == doc and codes(events) == ["block_too_large"]
+
+
+# ---------------------------------------------------------------- repeated parameters
+ARRAY_TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"properties": {
+    "p": {"type": "array", "items": {"type": "integer"}}, "q": {"type": "string"}, "s": {"type": "list"}}}}}]
+
+
+@pytest.mark.parametrize("doc, args", [
+    ('<tool_calls><invoke name="f"><parameter name="p">1</parameter><parameter name="q">x</parameter>'
+     '<parameter name="p">2</parameter></invoke></tool_calls>', {"q": "x", "p": [1, 2]}),
+    ('<｜DSML｜tool_calls><｜DSML｜invoke name="f"><｜DSML｜parameter name="s" string="true">a</｜DSML｜parameter>'
+     '<｜DSML｜parameter name="s" string="true">b</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>', {"s": ["a", "b"]}),
+    ('<｜DSML｜tool_calls><｜DSML｜invoke name="f"><｜DSML｜parameter name="p" string="false">3</｜DSML｜parameter>'
+     '<｜DSML｜parameter name="p" string="false">4</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>', {"p": [3, 4]}),
+])
+def test_a_parameter_repeated_under_an_array_schema_becomes_an_array(doc: str, args: dict[str, Any]) -> None:
+    for size in (1, 4, len(doc)):
+        events = run(cut(doc, size), tools=ARRAY_TOOLS)
+        assert calls(events) == [("f", args)] and codes(events) == ["repeated_param_array"]
+        deltas_match(events)
+    for kw in ({"strict": True}, {}):  # strict, or no schema to say it is an array: given twice is malformed
+        events = run([doc], tools=ARRAY_TOOLS if kw else None, **kw)
+        assert calls(events) == [] and codes(events) == ["malformed_block"]
+
+
+def test_a_parameter_given_once_under_an_array_schema_is_typed_as_before() -> None:
+    doc = '<tool_calls><invoke name="f"><parameter name="p">[1, 2]</parameter><parameter name="q">x</parameter></invoke></tool_calls>'
+    events = run(cut(doc, 3), tools=ARRAY_TOOLS)
+    assert calls(events) == [("f", {"p": [1, 2], "q": "x"})] and codes(events) == []
+    deltas_match(events)
+
+
+# ---------------------------------------------------------------- the contract, strict
+@given(st.data())
+def test_contract_holds_under_strict_no_loss_chunking_and_runners_agree(data: st.DataObject) -> None:
+    """Points 2 and 3 and the differential test with every tolerance off (they run
+    with tolerances on in test_contract.py and test_differential.py)."""
+    from strategies import soup
+
+    doc = data.draw(soup())
+    kw: dict[str, Any] = dict(strict=True, on_malformed=data.draw(st.sampled_from(["text", "drop"])),
+                              tools=data.draw(st.sampled_from([None, tools("f", k="integer")])))
+    whole = merged(run([doc], **kw))
+    assert merged(run(data.draw(chunks(doc)), **kw)) == whole
+    assert merged(run(data.draw(chunks(doc)), runner="reference", **kw)) == whole
+    assert "".join(e.raw for e in run(data.draw(chunks(doc)), **kw)) == doc
+    # and no tolerance code ever comes out of a strict sieve
+    tolerated = {"missing_block_open", "implied_param_close", "implied_call_close", "dsml_variant",
+                 "python_literal", "repeated_param_array", "unwrapped_arguments"}
+    assert not tolerated & set(codes(whole))
+
+
+@given(st.data())
+def test_runners_agree_on_tolerated_documents(data: st.DataObject) -> None:
+    """The differential test over documents with a tolerated marker left out, noise
+    inserted, small limits: the compiled runner does what the transitions machine does."""
+    name, params, _args = data.draw(call_of(QWEN))
+    markup = data.draw(st.sampled_from([
+        _qwen(name, params, "both", 0), _qwen(name, params, "open", 0), _qwen(name, params, "param", 0),
+        _dsml([(name, params)], "invoke", 0), _dsml([(name, params)], "both", 0),
+        "<｜｜｜｜｜DSML｜｜｜｜｜tool_calls>\n" + INV + "\n</DSML tool_calls>",
+    ]))
+    from strategies import soup
+
+    noise = data.draw(soup(4))
+    at = data.draw(st.integers(0, len(markup)))
+    doc = "x " + markup[:at] + noise + markup[at:]
+    kw: dict[str, Any] = dict(on_malformed=data.draw(st.sampled_from(["text", "drop", "raise"])),
+                              max_block_chars=data.draw(st.sampled_from([1 << 20, 7, 40])),
+                              tools=data.draw(st.sampled_from([None, tools(name, k="array")])))
+    compiled = merged(run(data.draw(chunks(doc)), **kw))
+    reference = merged(run(data.draw(chunks(doc)), runner="reference", **kw))
+    assert compiled == reference
+
+
+# ---------------------------------------------------------------- Kimi K2 call ids (§12)
+KIMI_TOOLS = [{"type": "function", "function": {"name": n, "parameters": {"properties": {}}}} for n in ("exec", "read_file")]
+
+
+@pytest.mark.parametrize("wire, name", [("functionsexec5", "exec"), ("functions_read_file_3", "read_file"),
+                                        ("exec00003", "exec"), ("functions.exec:1", "exec")])
+def test_kimi_call_ids_written_otherwise_name_a_known_tool(wire: str, name: str) -> None:
+    doc = (f"<|tool_calls_section_begin|><|tool_call_begin|>{wire}<|tool_call_argument_begin|>"
+           '{"a": 1}<|tool_call_end|><|tool_calls_section_end|>')
+    for size in (1, 5, len(doc)):
+        events = run(cut(doc, size), tools=KIMI_TOOLS)
+        ((got, args),) = calls(events)
+        assert (got, args) == (name, {"a": 1})
+        assert [e.id for e in events if isinstance(e, callsieve.ToolCall)] == [wire]
+        assert codes(events) == ([] if wire.startswith("functions.") else ["call_id_variant"])
+    strict = run([doc], tools=KIMI_TOOLS, strict=True)
+    assert calls(strict)[0][0] == ("exec" if wire.startswith("functions.") else wire)
+    # without a schema nothing says which reading is right: the id's name as written
+    assert calls(run([doc]))[0][0] == ("exec" if wire.startswith("functions.") else wire)
+
+
+def test_a_kimi_id_whose_other_reading_names_no_known_tool_stays_as_written() -> None:
+    doc = ("<|tool_calls_section_begin|><|tool_call_begin|>functionsnope5<|tool_call_argument_begin|>"
+           "{}<|tool_call_end|><|tool_calls_section_end|>")
+    events = run([doc], tools=KIMI_TOOLS)
+    assert calls(events) == [("functionsnope5", {})] and codes(events) == ["unknown_tool"]
