@@ -64,7 +64,10 @@ every time it is used, and ``Sieve(strict=True)`` composes the machine without a
                                     without its wrapper): with ``tools=`` given its
                                     calls must all name known tools, else it stays
                                     text; released, it is always text, never dropped
-                                    or raised (prose that mentions a marker)
+                                    or raised (prose that mentions a marker). With a
+                                    required close (close_optional=False) the close
+                                    is the evidence: its calls stream only once it
+                                    is read
 
 Rules every marker pattern obeys (checked by :func:`validate`, errors name the rule):
 
@@ -611,8 +614,9 @@ def validate(dialect: Dialect) -> None:
                     "has no (?P<name>...) group or attribute list, and no capture between it and its value"
                 )
     for b in dialect.blocks:
-        if b.open is None and b.close is not None and not b.close_optional:
-            raise GrammarError(f"dialect {dialect.name}: a bare block (open=None) must have close_optional=True or close=None")
+        if b.open is None and b.close is not None and not b.close_optional and not b.tolerance:
+            raise GrammarError(f"dialect {dialect.name}: a bare block (open=None) must have close_optional=True or "
+                               "close=None (or be a tolerance whose close is the evidence)")
     for m in dialect.markers():
         validate_marker(m, f"dialect {dialect.name}, marker {m.shown()!r}")
         for v in m.variants:

@@ -9,6 +9,10 @@ Wire format (shared/reference/dialects.md §10, the canonical form of ds2api)::
     </tool_calls>
 
 CDATA values are kept raw; outside CDATA the XML entities are unescaped.
+
+Tolerated (each with its Diagnostic, none under ``strict``): invokes without the opening
+wrapper when the closing one follows them (``missing_block_open``), a parameter repeated
+under an array schema (``repeated_param_array``).
 """
 
 from __future__ import annotations
@@ -19,9 +23,7 @@ from callsieve.grammar.tags import close_tag, open_tag
 
 BLOCK = "tool_calls|function_calls"
 
-STRUCTURE = Block(
-    Marker(open_tag(f"(?:{BLOCK})"), ("<tool_calls>", "<function_calls>", "<TOOL_CALLS >"), "<tool_calls>"),
-    Many(Call(
+CALLS = Many(Call(
         Marker(open_tag("invoke"), ('<invoke name="f">', "<invoke name='f' >"), '<invoke name="…">'),
         Many(Param(
             Marker(open_tag("parameter"), ('<parameter name="k">', '<parameter name="k" string="true">'), '<parameter name="…">'),
@@ -32,9 +34,17 @@ STRUCTURE = Block(
         )),
         close=Marker(close_tag("invoke"), ("</invoke>",), "</invoke>"),
         repeated="repeated_param_array",
-    ), min=1),
-    Marker(close_tag(f"(?:{BLOCK})"), ("</tool_calls>", "</function_calls>"), "</tool_calls>"),
+    ), min=1)
+CLOSE = Marker(close_tag(f"(?:{BLOCK})"), ("</tool_calls>", "</function_calls>"), "</tool_calls>")
+STRUCTURE = Block(
+    Marker(open_tag(f"(?:{BLOCK})"), ("<tool_calls>", "<function_calls>", "<TOOL_CALLS >"), "<tool_calls>"),
+    CALLS,
+    CLOSE,
 )
+#: Tolerance (ds2api's ``repairMissingXMLToolCallsOpeningWrapper``): invokes whose
+#: ``<tool_calls>`` was lost, read as a block when the closing wrapper follows them;
+#: without it they are text (an invoke standing alone in prose is no call here).
+BARE = Block(None, CALLS, CLOSE, name="bare", tolerance="missing_block_open")
 
 
 def _escape(value: str) -> str:
@@ -61,7 +71,7 @@ def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 
 DIALECT = Dialect(
     name="xml",
     title="Gateway XML (<tool_calls>/<invoke>/<parameter>)",
-    blocks=(STRUCTURE,),
+    blocks=(STRUCTURE, BARE),
     reasoning=(THINK,),  # ds2api asks for <think>…</think> before the block
     sample=render([("read_file", [("path", "a.md", False)])], 1),
     render=render,

@@ -264,7 +264,7 @@ def test_a_dialect_diagram_has_only_the_regions_its_grammar_needs() -> None:
     xml = committed(BY_NAME["dialect-xml"])
     assert '"in_cdata" [' not in qwen and '"json_value" [' not in qwen
     live = _edge_attrs(xml, "maybe_tag", "in_cdata", "open_cdata")
-    assert 'style="dotted"' not in live and "[&lt;![CDATA[ in in_param (raw)]" in _label(live)
+    assert 'style="dotted"' not in live and "[&lt;![CDATA[ in in_param (raw | bare raw)]" in _label(live)
 
 
 def test_block_wide_eof_and_overflow_are_drawn_once_from_the_box() -> None:

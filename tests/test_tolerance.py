@@ -567,3 +567,31 @@ def test_a_kimi_id_whose_other_reading_names_no_known_tool_stays_as_written() ->
            "{}<|tool_call_end|><|tool_calls_section_end|>")
     events = run([doc], tools=KIMI_TOOLS)
     assert calls(events) == [("functionsnope5", {})] and codes(events) == ["unknown_tool"]
+
+
+# ---------------------------------------------------------------- gateway XML without <tool_calls>
+XINV = '<invoke name="f">\n<parameter name="k">v</parameter>\n</invoke>'
+
+
+def test_gateway_xml_invokes_before_a_closing_wrapper_are_calls() -> None:
+    doc = "ok " + XINV + "\n" + XINV + "\n</tool_calls> bye"
+    for size in (1, 4, len(doc)):
+        events = run(cut(doc, size))
+        assert calls(events) == [("f", {"k": "v"})] * 2 and texts(events) == "ok  bye"
+        assert codes(events) == ["missing_block_open"]
+        deltas_match(events)
+    # the close is the evidence: nothing streamed before it was read
+    s = callsieve.Sieve(id_prefix="c")
+    end = doc.index("</tool_calls>") + len("</tool_calls>")
+    before = [e for i in range(end - 1) for e in s.feed(doc[i])]
+    assert not [e for e in before if isinstance(e, (callsieve.ToolCallStart, callsieve.ToolCallDelta))]
+    assert [e.name for e in s.feed(doc[end - 1 :]) + s.close() if isinstance(e, callsieve.ToolCallStart)] == ["f", "f"]
+    assert calls(run([doc], strict=True)) == []
+
+
+@pytest.mark.parametrize("doc", ["ok " + XINV + " bye", "ok " + XINV, 'see <invoke name="x"> here'])
+def test_gateway_xml_invokes_without_a_closing_wrapper_are_text_and_stream_nothing(doc: str) -> None:
+    for policy in ("text", "drop", "raise"):
+        events = run(cut(doc, 3), on_malformed=policy)
+        assert calls(events) == [] and texts(events) == doc
+        assert not [e for e in events if isinstance(e, (callsieve.ToolCallStart, callsieve.ToolCallDelta))]

@@ -99,6 +99,12 @@ class Block:
         return self.spec.block.tolerance
 
     @property
+    def held_back(self) -> bool:
+        """A deviation whose close is the evidence: its calls stream once it is read."""
+        blk = self.spec.block
+        return bool(blk.tolerance) and blk.close is not None and not blk.close_optional
+
+    @property
     def dialect_name(self) -> str:
         return self.spec.dialect.name
 
@@ -215,6 +221,9 @@ class BlockModel(TagModel):
         known; canonical text produced before it follows as one fragment."""
         if call.started or not call.name:
             return
+        b = self.block
+        if b is not None and b.held_back:
+            return  # a deviation whose close is the evidence: started when it is read (_emit_calls)
         call.started = True
         if self.block is not None and self.block.spilled:
             return  # an overflowed block streams nothing and keeps no calls
@@ -421,6 +430,8 @@ class BlockModel(TagModel):
             # positions between markers hold only whitespace).
             cut = len(raw.rstrip(" \t\r\n"))
             raw, tail = raw[:cut], raw[cut:]
+        for c in b.calls:
+            self.start_call(c)  # (calls held back until the block's close: see start_call)
         if b.tolerance:
             self._emit(Diagnostic(b.tolerance, f"a {b.dialect_name} call written without its block's opening "
                                   + ("marker" if b.closed else "and closing markers") + "; the block is assumed", b.start))

@@ -103,9 +103,10 @@ class ValueModel(BlockModel):
         else:
             # A value that is JSON when it parses is typed once whole, unless the
             # schema says string (or, with no schema, once it can only be a string:
-            # ``_decide_string``).
+            # ``_decide_string``). A deviation whose close is the evidence streams
+            # nothing before it (``held_back``).
             streaming = (is_string_only(schema) if body.style.json_when_valid
-                         else (schema is None or is_string_only(schema))) and not wrapper
+                         else (schema is None or is_string_only(schema))) and not wrapper and not b.held_back
             style = body.style
         b.param = Param(name, spec, streaming, ValueDecoder(style), schema, start=self.tag_start, wrapper=wrapper)
         b.param.undecided = isinstance(body, Raw) and body.style.json_when_valid and types_of(schema) is None
