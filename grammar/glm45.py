@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import json
 
-from callsieve.grammar.api import Block, Call, Capture, Dialect, Many, Marker, Param, Raw, ValueStyle
+from callsieve.grammar.api import Block, Call, Capture, Dialect, Many, Marker, Param, Raw, ValueStyle, Variant
 from callsieve.grammar.tags import close_tag, open_tag
 from callsieve.grammar.reasoning import THINK
 
@@ -44,7 +44,16 @@ TOOL_CALL = Marker(open_tag("tool_call"), ("<tool_call>",), "<tool_call>")
 TOOL_CALL_END = Marker(close_tag("tool_call"), ("</tool_call>",), "</tool_call>")
 ARG_KEY = Marker(open_tag("arg_key"), ("<arg_key>",), "<arg_key>")
 ARG_KEY_END = Marker(close_tag("arg_key"), ("</arg_key>",), "</arg_key>")
-ARG_VALUE = Marker(open_tag("arg_value"), ("<arg_value>",), "<arg_value>")
+#: Tolerated (GLM-5, vLLM PR #54971): ``</arg_key>`` written twice before the value's
+#: opener (``<arg_key>city</arg_key></arg_key><arg_value>``): read where ``<arg_value>``
+#: is expected, the second close and the opener together.
+DOUBLED_KEY_CLOSE = Variant(
+    close_tag("arg_key") + r"[ \t\r\n]{0,8}" + open_tag("arg_value"),
+    ("</arg_key><arg_value>", "</arg_key>\n<arg_value>"),
+    "doubled_key_close",
+    "~</arg_key><arg_value>",
+)
+ARG_VALUE = Marker(open_tag("arg_value"), ("<arg_value>",), "<arg_value>", variants=(DOUBLED_KEY_CLOSE,))
 ARG_VALUE_END = Marker(close_tag("arg_value"), ("</arg_value>",), "</arg_value>")
 
 #: The name, right after the opener, on its line (spaces after it are grammar; before

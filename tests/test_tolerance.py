@@ -447,14 +447,18 @@ def test_the_diagrams_draw_the_tolerated_paths() -> None:
     assert "dsml.bare." in dsml
     assert "imply_value_close" in qwen and "implied_ok" in qwen and "value_quote" in qwen
     assert "qwen3_coder.bare." in qwen
+    glm = (root / "dialect-glm45.dot").read_text(encoding="utf-8")
+    xml = (root / "dialect-xml.dot").read_text(encoding="utf-8")
+    assert "~&lt;/arg_key&gt;&lt;arg_value&gt;" in glm  # doubled_key_close
+    assert "xml.bare." in xml  # gateway XML without <tool_calls>
     # and a strict machine has none of them
     from callsieve.machine import compose
 
-    strict = compose(callsieve.grammar.resolve(["qwen3_coder", "dsml"]), True, strict=True)
+    strict = compose(callsieve.grammar.resolve(["qwen3_coder", "dsml", "glm45", "xml"]), True, strict=True)
     names = strict.decl.state_names()
     assert not [n for n in names if ".bare." in n]
     assert not [t for t in strict.decl.transitions if "imply_value_close" in t.actions or "value_quote" in t.actions]
-    assert not [k for k in strict.hits if "~DSML~" in k]
+    assert not [k for k in strict.hits if "~" in k]
 
 
 @pytest.mark.parametrize("policy", ["text", "drop", "raise"])
@@ -595,3 +599,36 @@ def test_gateway_xml_invokes_without_a_closing_wrapper_are_text_and_stream_nothi
         events = run(cut(doc, 3), on_malformed=policy)
         assert calls(events) == [] and texts(events) == doc
         assert not [e for e in events if isinstance(e, (callsieve.ToolCallStart, callsieve.ToolCallDelta))]
+
+
+# ---------------------------------------------------------------- GLM-5: </arg_key> twice
+@pytest.mark.parametrize("nl", ["", "\n"])
+def test_glm_a_doubled_key_close_is_read_once(nl: str) -> None:
+    doc = f"ok <tool_call>get_weather{nl}<arg_key>city</arg_key>{nl}</arg_key>{nl}<arg_value>北京</arg_value>{nl}</tool_call> bye"
+    for size in (1, 3, len(doc)):
+        events = run(cut(doc, size))
+        assert calls(events) == [("get_weather", {"city": "北京"})] and texts(events) == "ok  bye"
+        (d,) = diags(events, "doubled_key_close")
+        assert d.offset == doc.index("</arg_key>", doc.index("</arg_key>") + 1)
+        assert codes(events) == ["doubled_key_close"]
+        assert "".join(e.raw for e in events) == doc
+        deltas_match(events)
+    strict = run(cut(doc, 2), strict=True)
+    assert calls(strict) == [] and texts(strict) == doc and codes(strict) == ["malformed_block"]
+
+
+@pytest.mark.parametrize("doc", [
+    "<tool_call>f<arg_key>k</arg_key><arg_value>a</arg_key><arg_value>b</arg_value></tool_call>",
+    "<tool_call>f<arg_key>k</arg_key><arg_value>a</arg_key></arg_key><arg_value>b</arg_value></tool_call>",
+])
+def test_glm_a_doubled_key_close_inside_a_value_is_data(doc: str) -> None:
+    value = doc[doc.index("<arg_value>") + len("<arg_value>") : doc.rindex("</arg_value>")]
+    for strict in (False, True):
+        events = run(cut(doc, 2), strict=strict)
+        assert calls(events) == [("f", {"k": value})] and codes(events) == []
+
+
+@pytest.mark.parametrize("doc", ["Close keys with </arg_key><arg_value> then.", "```\n</arg_key></arg_key><arg_value>\n```"])
+def test_glm_a_doubled_key_close_in_prose_or_a_fence_is_text(doc: str) -> None:
+    events = run(cut(doc, 3))
+    assert texts(events) == doc and calls(events) == [] and codes(events) == []
