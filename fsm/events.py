@@ -126,7 +126,8 @@ class Diagnostic:
     (README, "What models really emit"; none under ``Sieve(strict=True)``):
     ``missing_block_open``, ``implied_param_close``, ``implied_call_close``,
     ``dsml_variant``, ``python_literal``, ``repeated_param_array``, ``call_id_variant``,
-    ``unwrapped_arguments``, ``doubled_key_close``. ``message`` says what happened, for people;
+    ``unwrapped_arguments``, ``doubled_key_close``,
+    ``glued_content_type``. ``message`` says what happened, for people;
     ``raw`` holds input only when the policy dropped it."""
 
     code: str

@@ -60,6 +60,11 @@ every time it is used, and ``Sieve(strict=True)`` composes the machine without a
                                     holding a JSON object, while the tool's schema has
                                     no property of that name, is unwrapped (code
                                     ``unwrapped_arguments``; needs ``tools=``)
+    HeaderCase(..., variants=(Variant(pattern, examples, code),))
+                                    another reading of a call header's recipient
+                                    (harmony ``to=functions.shelljson``: ``json``
+                                    glued to the name); with ``tools=``, taken only
+                                    when it names a known tool and the case does not
     Block(None, ..., tolerance=CODE) a bare block that is a deviation (a call written
                                     without its wrapper): with ``tools=`` given its
                                     calls must all name known tools, else it stays
@@ -365,6 +370,12 @@ class HeaderCase:
     label: str
     pattern: str
     body: str
+    #: Tolerance (a call case): other readings of the header (``Variant``: a pattern
+    #: searched over the header as written, with a ``name`` group, examples, a code),
+    #: tried in order once the case matched; one that matches names the call, except
+    #: that with ``tools=`` given it is taken only when its name is a known tool and
+    #: the case's own is not. Never under strict.
+    variants: tuple["Variant", ...] = ()
 
 
 @dataclass(frozen=True)
@@ -577,6 +588,15 @@ def validate(dialect: Dialect) -> None:
                 regex.compile(c.pattern)
             except regex.error as e:
                 raise GrammarError(f"dialect {dialect.name}: header case {c.label!r} does not compile: {e}") from None
+            for v in c.variants:
+                try:
+                    pv = regex.compile(v.pattern)
+                except regex.error as e:
+                    raise GrammarError(f"dialect {dialect.name}: header case variant {v.code!r} does not compile: {e}") from None
+                if c.body != "call" or "(?P<name>" not in v.pattern or not v.examples or not all(
+                        pv.search(ex) for ex in v.examples):
+                    raise GrammarError(f"dialect {dialect.name}: header case variant {v.code!r} needs a call case, a name "
+                                       "group and examples its pattern matches")
         if h.call.prose or h.call.open != h.end:
             raise GrammarError(f"dialect {dialect.name}: a header's call block must be Block(prose=False) opened by its end marker")
     for n in _walk(dialect.blocks):

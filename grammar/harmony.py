@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 
-from callsieve.grammar.api import Block, Call, Dialect, Header, HeaderCase, JsonArgs, Marker
+from callsieve.grammar.api import Block, Call, Dialect, Header, HeaderCase, JsonArgs, Marker, Variant
 
 
 def token(name: str) -> Marker:
@@ -46,6 +46,18 @@ CALL = token("call")
 #: The recipient, in either part of the header: ``to=functions.NAME`` names NAME.
 RECIPIENT = r"(?:^|[\s>])to=(?:functions\.)?(?P<name>(?!assistant(?:[\s<]|$))[^\s<]{1,128})"
 ANALYSIS = r"<\|channel\|>\s*analysis(?=[\s<]|$)"
+#: Tolerated (ggml-org/llama.cpp PR #15158): the content type glued to the recipient,
+#: ``to=functions.shelljson<|message|>``, read as the call ``shell``. Only where the
+#: header has no ``<|constrain|>`` and the recipient ends the header (no format word
+#: after it), and where what stands before ``json`` ends with a letter or digit (so
+#: ``to_json`` and ``parse-json`` keep their names); with ``tools=``, only when
+#: ``shell`` is a known tool and ``shelljson`` is not.
+GLUED_JSON = Variant(
+    r"\A(?!.*<\|constrain\|>)(?s:.*)(?:^|[\s>])to=(?:functions\.)?"
+    r"(?P<name>(?!assistant(?:[\s<]|$))[^\s<]{0,123}[A-Za-z0-9])json\Z",
+    ("<|channel|>commentary to=functions.shelljson", "<|start|>assistant<|channel|>commentary to=get_weatherjson"),
+    "glued_content_type",
+)
 
 CALL_BLOCK = Block(MESSAGE, Call(None, JsonArgs(), close=None), CALL, prose=False)
 
@@ -55,7 +67,7 @@ HEADER = Header(
     parts=((CHANNEL, "channel"), (CONSTRAIN, "constrain")),
     end=MESSAGE,
     cases=(
-        HeaderCase("call", RECIPIENT, "call"),
+        HeaderCase("call", RECIPIENT, "call", variants=(GLUED_JSON,)),
         HeaderCase("analysis", ANALYSIS, "reasoning"),
         HeaderCase("text", "", "text"),
     ),

@@ -632,3 +632,51 @@ def test_glm_a_doubled_key_close_inside_a_value_is_data(doc: str) -> None:
 def test_glm_a_doubled_key_close_in_prose_or_a_fence_is_text(doc: str) -> None:
     events = run(cut(doc, 3))
     assert texts(events) == doc and calls(events) == [] and codes(events) == []
+
+
+# ---------------------------------------------------------------- harmony: json glued to the recipient
+GLUED = '<|channel|>commentary to=functions.shelljson<|message|>{"cmd": "ls"}<|call|>'
+
+
+def test_harmony_a_recipient_glued_to_json_is_the_call_without_it() -> None:
+    doc = "<|channel|>analysis<|message|>List.<|end|><|start|>assistant" + GLUED
+    for size in (1, 5, len(doc)):
+        events = run(cut(doc, size))
+        assert calls(events) == [("shell", {"cmd": "ls"})]
+        (d,) = diags(events, "glued_content_type")
+        assert d.offset == doc.index("<|start|>assistant<|channel|>commentary")
+        assert codes(events) == ["glued_content_type"]
+        assert [e.name for e in events if isinstance(e, callsieve.ToolCallStart)] == ["shell"]
+        assert "".join(e.raw for e in events) == doc
+        deltas_match(events)
+    strict = run(cut(doc, 3), strict=True)
+    assert calls(strict) == [("shelljson", {"cmd": "ls"})] and codes(strict) == []
+
+
+@pytest.mark.parametrize("doc", [
+    '<|channel|>commentary to=functions.shelljson <|constrain|>json<|message|>{}<|call|>',  # a content type follows
+    '<|channel|>commentary to=functions.shelljson<|constrain|>json<|message|>{}<|call|>',
+    '<|channel|>commentary to=functions.shelljson json<|message|>{}<|call|>',  # a format word follows
+    '<|channel|>commentary to=functions.to_json<|message|>{}<|call|>',  # json is a word of the name
+    '<|channel|>commentary to=functions.json<|message|>{}<|call|>',  # nothing before it
+    '<|start|>assistant to=functions.shelljson<|channel|>commentary<|message|>{}<|call|>',  # the role part
+])
+def test_harmony_a_name_ending_in_json_keeps_it_where_the_header_says_otherwise(doc: str) -> None:
+    name = doc.split("to=functions.", 1)[1].split("<", 1)[0].split(" ", 1)[0]
+    events = run(cut(doc, 4))
+    assert calls(events) == [(name, {})] and codes(events) == []
+
+
+def test_harmony_with_tools_the_glued_reading_must_name_a_known_tool() -> None:
+    doc = GLUED
+    assert calls(run([doc], tools=tools("shell", cmd="string"))) == [("shell", {"cmd": "ls"})]
+    known = run([doc], tools=tools("shelljson", cmd="string"))  # the name as written is a known tool
+    assert calls(known) == [("shelljson", {"cmd": "ls"})] and codes(known) == []
+    neither = run([doc], tools=tools("other"))
+    assert calls(neither) == [("shelljson", {"cmd": "ls"})] and codes(neither) == ["unknown_tool"]
+
+
+def test_harmony_a_glued_recipient_in_prose_or_a_final_message_is_text() -> None:
+    doc = "<|channel|>final<|message|>Write to=functions.shelljson to call it.<|return|>"
+    events = run(cut(doc, 3))
+    assert calls(events) == [] and texts(events) == "Write to=functions.shelljson to call it." and codes(events) == []

@@ -21,7 +21,7 @@ from typing import Any, Callable
 import regex
 
 from callsieve.events import Text
-from callsieve.grammar.api import Header
+from callsieve.grammar.api import Header, Variant
 from callsieve.grammar.states import EOF_TRIGGER, RANK_RETURN, START, Listen, Region, Rule, StateDecl, but, on
 from callsieve.regions.block import BlockModel
 
@@ -85,15 +85,32 @@ class HeaderModel(BlockModel):
         """The body is a call's arguments: its block opens with the header as its raw."""
         h = self.hdr_decl
         assert isinstance(h, Header)
-        _k, m = self.header_match(h)
+        k, m = self.header_match(h)
         hit = self._hit(ch)
         leaf = getattr(hit.entry.data, "leaf")
+        name = (m.group("name") or "").strip() if m is not None else ""
+        other, code = self._header_variant(h.cases[k].variants if k < len(h.cases) else (), name)
         raw = self._header_taken(ch)
         self.bind_block(leaf.spec, raw, self.hdr_start)
         call = self.new_call(self._block())
-        name = (m.group("name") or "").strip() if m is not None else ""
+        if code:
+            self.tolerate(code, f"the recipient {name!r} read as {other!r} (the header's other reading)", self.hdr_start)
+            name = other
         self.name_call(call, name)
         self.enter_body(ch)
+
+    def _header_variant(self, variants: tuple[Variant, ...], name: str) -> tuple[str, str]:
+        """The name and code of the first variant reading of the header that is taken
+        (``HeaderCase.variants``), or ``("", "")``."""
+        if self.cfg.strict:
+            return "", ""
+        tools = self.cfg.tools
+        for v in variants:
+            mv = regex.search(v.pattern, self.hdr_raw)
+            other = (mv.group("name") or "").strip() if mv is not None else ""
+            if other and other != name and (tools is None or (name not in tools and other in tools)):
+                return other, v.code
+        return "", ""
 
     def header_release(self, ch: str) -> None:
         """Too long to be a header: its text is text, with a Diagnostic; ``ch`` is read again."""
