@@ -531,6 +531,9 @@ def test_runners_agree_on_tolerated_documents(data: st.DataObject) -> None:
         _qwen(name, params, "both", 0), _qwen(name, params, "open", 0), _qwen(name, params, "param", 0),
         _dsml([(name, params)], "invoke", 0), _dsml([(name, params)], "both", 0),
         "<｜｜｜｜｜DSML｜｜｜｜｜tool_calls>\n" + INV + "\n</DSML tool_calls>",
+        f'<invoke name="{name}">\n<parameter name="k">v</parameter>\n</invoke>\n</tool_calls>',  # xml, no <tool_calls>
+        f"<tool_call>{name}<arg_key>k</arg_key></arg_key><arg_value>v</arg_value></tool_call>",  # doubled_key_close
+        f'<|channel|>commentary to=functions.{name}json<|message|>{{"k": "v"}}<|call|>',  # glued_content_type
     ]))
     from strategies import soup
 
