@@ -22,12 +22,14 @@ Tolerated (dialects.md §12; each with its Diagnostic, none under ``strict``):
 - ``implied_param_close``: a ``</parameter>`` left out before the next
   ``<parameter=`` (a key not given yet; with ``tools=``, one the schema has) or
   ``</function>``: the value ends there.
+- ``param_close_variant``: ``</parameter/>``, ``</parameter1>``, ``</parameter_function>``
+  (Qwen3.6) read as ``</parameter>``, where ``</parameter>`` would close the value.
 - ``unwrapped_arguments``: every argument wrapped in one ``arguments`` parameter.
 """
 
 from __future__ import annotations
 
-from callsieve.grammar.api import Block, Call, Dialect, Many, Marker, Param, Raw, ValueStyle
+from callsieve.grammar.api import Block, Call, Dialect, Many, Marker, Param, Raw, ValueStyle, Variant
 from callsieve.grammar.reasoning import THINK
 from callsieve.grammar.tags import END, LT, close_tag, open_tag
 
@@ -41,7 +43,16 @@ TOOL_CALL_END = Marker(close_tag("tool_call"), ("</tool_call>",), "</tool_call>"
 FUNCTION = Marker(f"{LT}(?i:function)={FUNCTION_NAME}{END}", ("<function=f>", "<function=write_file>"), "<function=…>")
 FUNCTION_END = Marker(close_tag("function"), ("</function>",), "</function>")
 PARAMETER = Marker(f"{LT}(?i:parameter)={NAME}{END}", ("<parameter=k>", "<parameter=content>"), "<parameter=…>")
-PARAMETER_END = Marker(close_tag("parameter"), ("</parameter>",), "</parameter>")
+#: Tolerated (Qwen3.6, sglang PR #27337): malformed end tags ``</parameter/>``,
+#: ``</parameter1>`` (a digit), ``</parameter_function>``, read as ``</parameter>``;
+#: like it, only where what follows may follow a value (after-close lookahead).
+PARAMETER_END_VARIANT = Variant(
+    f"{LT}/(?i:parameter)(?:/|[0-9]{{1,3}}|_(?i:function)){END}",
+    ("</parameter/>", "</parameter1>", "</parameter_function>"),
+    "param_close_variant",
+    "</parameter~>",
+)
+PARAMETER_END = Marker(close_tag("parameter"), ("</parameter>",), "</parameter>", variants=(PARAMETER_END_VARIANT,))
 
 VALUE = Raw(PARAMETER_END, ValueStyle(strip_newlines=True), implied_close="implied_param_close")
 CALL = Call(FUNCTION, Many(Param(PARAMETER, VALUE)), close=FUNCTION_END, wrapped=("arguments", "parameters"))

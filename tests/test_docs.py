@@ -37,6 +37,7 @@ PRODUCES: dict[str, tuple[str, dict[str, Any]]] = {
                         "<|tool_call_end|><|tool_calls_section_end|>", {"tools": TOOLS}),
     "doubled_key_close": ("<tool_call>f<arg_key>n</arg_key></arg_key><arg_value>1</arg_value></tool_call>", {}),
     "glued_content_type": ("<|channel|>commentary to=functions.fjson<|message|>{}<|call|>", {}),
+    "param_close_variant": (CALL.format(name="f", params="<parameter=n>\n1\n</parameter1>\n"), {}),
     "unwrapped_arguments": (CALL.format(name="f", params='<parameter=arguments>\n{"n": 1}\n</parameter>\n'), {"tools": TOOLS}),
 }
 

@@ -683,3 +683,30 @@ def test_harmony_a_glued_recipient_in_prose_or_a_final_message_is_text() -> None
     doc = "<|channel|>final<|message|>Write to=functions.shelljson to call it.<|return|>"
     events = run(cut(doc, 3))
     assert calls(events) == [] and texts(events) == "Write to=functions.shelljson to call it." and codes(events) == []
+
+
+# ---------------------------------------------------------------- Qwen3.6: malformed </parameter>
+@pytest.mark.parametrize("tag", ["</parameter/>", "</parameter1>", "</parameter_function>"])
+def test_qwen36_malformed_parameter_end_tags_close_the_value(tag: str) -> None:
+    doc = f"<tool_call>\n<function=f>\n<parameter=a>\nx\n{tag}\n<parameter=b>\ny\n{tag}\n</function>\n</tool_call> ok"
+    for size in (1, 3, len(doc)):
+        events = run(cut(doc, size))
+        assert calls(events) == [("f", {"a": "x", "b": "y"})] and texts(events) == " ok"
+        got = diags(events, "param_close_variant")
+        assert [d.offset for d in got] == [doc.index(tag), doc.index(tag, doc.index(tag) + 1)]
+        assert codes(events) == ["param_close_variant"] * 2
+        deltas_match(events)
+    strict = run(cut(doc, 4), strict=True)
+    assert calls(strict) == [] and codes(strict) == ["unterminated_block"]
+
+
+@pytest.mark.parametrize("doc, value", [
+    ("<tool_call>\n<function=f>\n<parameter=a>\nx </parameter1> z\n</parameter>\n</function>\n</tool_call>", "x </parameter1> z"),
+    ("<tool_call>\n<function=f>\n<parameter=a>\n</parameter/>y\n</parameter>\n</function>\n</tool_call>", "</parameter/>y"),
+    ('<｜DSML｜tool_calls><｜DSML｜invoke name="f"><｜DSML｜parameter name="a" string="true">x </DSML parameter> z'
+     "</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>", "x </DSML parameter> z"),
+])
+def test_a_close_variant_that_is_data_is_no_deviation(doc: str, value: str) -> None:
+    for size in (1, 5, len(doc)):
+        events = run(cut(doc, size))
+        assert calls(events) == [("f", {"a": value})] and codes(events) == []

@@ -92,6 +92,9 @@ class Block:
     spilled: bool = False
     #: tolerated deviations read so far (grammar.api tolerances): emitted with the calls
     tolerated: list[Diagnostic] = field(default_factory=list)
+    #: how many of ``tolerated`` there were before the held value close was read: a
+    #: close variant that turns out to be data (``reopen_value``) reports nothing
+    held_mark: int = 0
 
     @property
     def tolerance(self) -> str:

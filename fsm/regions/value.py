@@ -192,6 +192,7 @@ class ValueModel(BlockModel):
     # after_close: a value close waiting for what follows it
     def hold_close(self, ch: str) -> None:
         b = self._block()
+        b.held_mark = len(b.tolerated)
         tag = self._take_tag(ch)
         self._hold(tag)
         b.held = [] if b.spilled else [tag]
@@ -216,6 +217,7 @@ class ValueModel(BlockModel):
         b = self._block()
         held = "".join(b.held)
         b.held = []
+        del b.tolerated[b.held_mark :]  # a close variant that is data is no deviation
         self._value(held)
         if self.tag:
             self.pushback = self.tag
