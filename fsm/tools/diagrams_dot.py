@@ -450,7 +450,7 @@ class _Look:
         lines: list[str] = []
         #: (guard line, arm lines) of each alternative not merged into a marker line:
         #: what a compact state's list of its exits shares or tells apart (rule 9).
-        self.parts: list[tuple[str, tuple[str, ...]]] = []
+        self.parts: list[tuple[int, str, tuple[str, ...]]] = []
         tip = ["from: " + " ".join(e.sources), "to: " + e.dest]
         #: (marker, other guards, arm lines) → [numbers, places]: in a marker edge, the
         #: alternatives that differ only in where the marker was listened for share a line
@@ -492,7 +492,7 @@ class _Look:
                 guard_line = _font((f"<b>{num}</b> " if num else "") + f"[{g}]", guard_ink)
                 lines.append(guard_line)
             lines += arm_lines
-            self.parts.append((guard_line, tuple(arm_lines)))
+            self.parts.append((alt.order, guard_line, tuple(arm_lines)))
         for (marker, rest, one), (nums, places) in merged.items():
             # A marker and its one action on one line: a hub edge stays a short list.
             what = marker + (" in " + _places(places) if any(st for st, _ in places) else "") + "".join(", " + x for x in rest)
@@ -737,16 +737,18 @@ def _exit_rows(exits: list[Edge], looks: dict[int, _Look], first: bool) -> list[
     what they share (the triggers and actions, ``rbrace / j_close_body``) once, then
     each one's guard and where it leads (``4. [j_ends:hermes.json_call1, j_in_object]
     → hermes.after_json_call``)."""
-    #: (ink, arm lines) → (guard line, destination) of each alternative that has them
-    groups: dict[tuple[str, tuple[str, ...]], list[tuple[str, str]]] = {}
+    #: (ink, arm lines) → (try order, guard line, destination) of each alternative that has them
+    groups: dict[tuple[str, tuple[str, ...]], list[tuple[int, str, str]]] = {}
     for e in exits:
         look = looks[id(e)]
-        for guard_line, arm_lines in look.parts:
-            groups.setdefault((look.ink, arm_lines), []).append((guard_line, e.dest))
+        for order, guard_line, arm_lines in look.parts:
+            groups.setdefault((look.ink, arm_lines), []).append((order, guard_line, e.dest))
     rows: list[str] = []
     for (ink, arm_lines), where in groups.items():
         head = "→ <i>out of the box</i>: " + "<br/>".join(arm_lines)
-        body = [head] + [(guard + " " if guard else "") + f"→ <b>{_h(dest)}</b>" for guard, dest in where]
+        # In the order the state tries them (sorted is stable: unnumbered ones keep theirs).
+        body = [head] + [(guard + " " if guard else "") + f"→ <b>{_h(dest)}</b>"
+                         for _order, guard, dest in sorted(where, key=lambda w: w[0])]
         rows.append(("<hr/>" if first and not rows else "") + f"<tr><td>{_font('<br/>'.join(body), ink, '10')}</td></tr>")
     return rows
 
