@@ -354,6 +354,26 @@ def test_the_json_tokenizers_moves_are_listed_inside_its_states() -> None:
     assert exits and all("j_ends:mistral." in _label(a) for a in exits)
 
 
+def test_a_json_state_with_several_ways_out_lists_them_inside_itself() -> None:
+    # In the overview j_key_first and j_next close the body into each JSON dialect's
+    # next position: each such exit is a line inside the state (its guard and where it
+    # leads, the shared trigger and action once), and no arrow of theirs carries a label
+    # that dot could stack on another's.
+    dot = committed(BY_NAME["overview"])
+    decl = BY_NAME["overview"].machine.decl
+    owner = {s.name: s.owner for s in decl.states}
+    for src in ("j_key_first", "j_next"):
+        out = {(t.dest, t.guards) for t in decl.transitions
+               if t.source == src and owner[t.dest] not in ("json_body", "tag") and t.dest != "text"}
+        assert len({d for d, _g in out}) >= 6
+        node = next(m.group(0) for m in re.finditer(rf'^\s*"{src}" \[.*$', dot, re.M))
+        assert "→ <i>out of the box</i>: rbrace / j_close_body" in node
+        for dest, guards in out:
+            assert f"[{esc(', '.join(guards))}]</font> → <b>{esc(dest)}</b>" in node, (src, dest)
+            arrows = [m.group(3) for m in EDGE.finditer(dot) if (m.group(1), m.group(2)) == (src, dest)]
+            assert arrows and all("label=" not in a and "if: " + " & ".join(guards) in a for a in arrows), (src, dest)
+
+
 def test_dot_text_is_the_same_across_runs_and_hash_seeds() -> None:
     code = "import sys; from callsieve.tools.diagrams import render_dot, views; sys.stdout.write(''.join(render_dot(v) for v in views()))"
     outs = []

@@ -34,6 +34,18 @@ Drawing rules (the legend in each picture says the same to its reader):
    those arrows carry no label: as eleven states' labelled arrows they cover one
    another, and where the body leads (its edges out of the box) is what an auditor
    follows. The tooltips of the arrows still list every transition.
+   So does a state with more than one way out of the region (the JSON body's close
+   into the position after it, one per dialect with such a body): ``→ out of the
+   box: rbrace / j_close_body`` and, a line each, the guard that picks the
+   destination (``4. [j_ends:hermes.json_call1, j_in_object] → hermes.after_json_call``),
+   and those arrows carry no label either. Why this holds where routing did not: dot
+   puts the labels of one state's exits into other boxes in the one gap beside its
+   box, and which of them it stacks changes with every dialect added or left out
+   (measured with label_overlaps on machines of subsets of the dialects: leaving out
+   any one JSON dialect overlapped under the former rule, sending every other exit by
+   the bottom). Listed inside the state, no two such labels exist: a node's label is
+   laid out as part of the node, which dot never overlaps with another. A state with
+   one exit (a dialect's own view) keeps its label on the arrow.
 
 The text is deterministic: everything is emitted in declaration order, with no ids.
 """
@@ -436,6 +448,9 @@ class _Look:
         guard_ink = color if color != _HOT else self.ink
 
         lines: list[str] = []
+        #: (guard line, arm lines) of each alternative not merged into a marker line:
+        #: what a compact state's list of its exits shares or tells apart (rule 9).
+        self.parts: list[tuple[int, str, tuple[str, ...]]] = []
         tip = ["from: " + " ".join(e.sources), "to: " + e.dest]
         #: (marker, other guards, arm lines) → [numbers, places]: in a marker edge, the
         #: alternatives that differ only in where the marker was listened for share a line
@@ -471,10 +486,13 @@ class _Look:
                 nums.append(num)
                 places.append(place)
                 continue
+            guard_line = ""
             if alt.guards:
                 g = _h(", ".join(names.guard(g) for g in alt.guards))
-                lines.append(_font((f"<b>{num}</b> " if num else "") + f"[{g}]", guard_ink))
+                guard_line = _font((f"<b>{num}</b> " if num else "") + f"[{g}]", guard_ink)
+                lines.append(guard_line)
             lines += arm_lines
+            self.parts.append((alt.order, guard_line, tuple(arm_lines)))
         for (marker, rest, one), (nums, places) in merged.items():
             # A marker and its one action on one line: a hub edge stays a short list.
             what = marker + (" in " + _places(places) if any(st for st, _ in places) else "") + "".join(", " + x for x in rest)
@@ -612,7 +630,21 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
         if (len(e.sources) == 1 and not e.cluster and src != e.dest and owner.get(src) in _COMPACT
                 and owner.get(e.dest) == owner[src]):
             listed.setdefault(src, []).append(e)
-    unlabelled = {id(e) for es in listed.values() for e in es}
+    # A compact state's exits out of its box (the JSON body's close into the position
+    # after the body, one per dialect that has such a body) are listed inside it too
+    # when it has more than one (rule 9): its arrows then carry no label, so however
+    # many dialects a machine composes, no two of that state's exit labels exist to be
+    # stacked in the gap beside the box. The shared text (``rbrace / j_close_body``) is
+    # written once, each exit's guard and destination a line under it. With one exit
+    # (a dialect's own view) there is nothing to stack with and the arrow keeps it.
+    leaving: dict[str, list[Edge]] = {}
+    for e in edges:
+        src = e.sources[0]
+        if (len(e.sources) == 1 and not e.cluster and not e.marker and src != e.dest and e.dest != _HUB
+                and owner.get(src) in _COMPACT and owner.get(e.dest) != owner[src]):
+            leaving.setdefault(src, []).append(e)
+    exits = {src: es for src, es in leaving.items() if len(es) > 1}
+    unlabelled = {id(e) for es in (*listed.values(), *exits.values()) for e in es}
 
     dot = _Dot()
     sub = "drawn from the declaration the runners are compiled from · regenerate: callsieve diagram"
@@ -634,27 +666,17 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
 
     docs = {s.name: s for s in decl.states}
     for c in clusters:
-        _draw_cluster(dot, c, lambda name: _draw_state(dot, docs[name], decl, listed, looks, marks, path_only))
+        _draw_cluster(dot, c, lambda name: _draw_state(dot, docs[name], decl, listed, exits, looks, marks, path_only))
     # Of several labelled edges between the same two states (a marker's and a dead
     # tag's, maybe_tag -> in_param), dot bundles those with the same ports into one
     # chain and stacks their labels on one another: all but the first go by the bottom.
-    # Likewise the exits of a compact box's state into several dialects' positions (the
-    # JSON body's close into each dialect's next position): dot puts their labels in the
-    # one gap beside the box. The second exit of each state goes by the bottom: measured
-    # with label_overlaps over every view (all of them, or every other, by the bottom
-    # stack there instead; with harmony's exit, the overview overlapped).
+    # (A compact state's several exits stack the same way beside its box; they are
+    # listed inside it instead, above.)
     seen: set[tuple[str, str]] = set()
-    exits: dict[str, int] = {}
     for e in edges:
         pair = (e.sources[0], e.dest)
         again = pair in seen and not e.cluster and id(e) not in unlabelled and e.sources != (e.dest,)
         seen.add(pair)
-        src = e.sources[0]
-        if (not e.cluster and id(e) not in unlabelled and owner.get(src) in _COMPACT
-                and owner.get(e.dest) not in (owner.get(src), None) and e.dest != decl.initial):
-            n = exits.get(src, 0)
-            exits[src] = n + 1
-            again = again or n % 2 == 1
         _draw_edge(dot, e, looks[id(e)], {c.key: c for c in _walk(clusters)}, pair in returns or again,
                    labelled=id(e) not in unlabelled)
     if not path_only:
@@ -675,8 +697,8 @@ def _draw_cluster(dot: _Dot, c: Cluster, draw_state: Callable[[str], None]) -> N
     dot.close()
 
 
-def _draw_state(dot: _Dot, s: StateDecl, decl: Declaration, listed: dict[str, list[Edge]], looks: dict[int, _Look],
-                marks: Marks | None, path_only: bool) -> None:
+def _draw_state(dot: _Dot, s: StateDecl, decl: Declaration, listed: dict[str, list[Edge]], exits: dict[str, list[Edge]],
+                looks: dict[int, _Look], marks: Marks | None, path_only: bool) -> None:
     name = s.name
     fill = {"maybe_tag": "#fde2c0", "in_reasoning": "#ece4f7", _FORK: "#fde2c0"}.get(name, "white")
     color = "black"
@@ -698,6 +720,7 @@ def _draw_state(dot: _Dot, s: StateDecl, decl: Declaration, listed: dict[str, li
         look = looks[id(e)]
         body = ("↻ " if e.dest == name else f"→ <b>{_h(e.dest)}</b>: ") + "<br/>".join(look.lines)
         rows.append(("<hr/>" if n == 0 else "") + f"<tr><td>{_font(body, look.ink, '10')}</td></tr>")
+    rows += _exit_rows(exits.get(name, []), looks, first=not listed.get(name))
     attrs = [("label", f"<{_table(rows)}>"), ("fillcolor", fill), ("color", color), ("fontcolor", color),
              ("tooltip", f"{name}: {s.doc}")]
     if name == _FORK:
@@ -707,6 +730,27 @@ def _draw_state(dot: _Dot, s: StateDecl, decl: Declaration, listed: dict[str, li
     if name in (_HUB, _FORK):
         attrs.append(("penwidth", "1.6"))
     dot.node(name, attrs)
+
+
+def _exit_rows(exits: list[Edge], looks: dict[int, _Look], first: bool) -> list[str]:
+    """A compact state's exits out of its box (rule 9), in the order it tries them:
+    what they share (the triggers and actions, ``rbrace / j_close_body``) once, then
+    each one's guard and where it leads (``4. [j_ends:hermes.json_call1, j_in_object]
+    → hermes.after_json_call``)."""
+    #: (ink, arm lines) → (try order, guard line, destination) of each alternative that has them
+    groups: dict[tuple[str, tuple[str, ...]], list[tuple[int, str, str]]] = {}
+    for e in exits:
+        look = looks[id(e)]
+        for order, guard_line, arm_lines in look.parts:
+            groups.setdefault((look.ink, arm_lines), []).append((order, guard_line, e.dest))
+    rows: list[str] = []
+    for (ink, arm_lines), where in groups.items():
+        head = "→ <i>out of the box</i>: " + "<br/>".join(arm_lines)
+        # In the order the state tries them (sorted is stable: unnumbered ones keep theirs).
+        body = [head] + [(guard + " " if guard else "") + f"→ <b>{_h(dest)}</b>"
+                         for _order, guard, dest in sorted(where, key=lambda w: w[0])]
+        rows.append(("<hr/>" if first and not rows else "") + f"<tr><td>{_font('<br/>'.join(body), ink, '10')}</td></tr>")
+    return rows
 
 
 def _draw_edge(dot: _Dot, e: Edge, look: _Look, clusters: dict[str, Cluster], below: bool = False,
@@ -740,7 +784,8 @@ HOW_TO_READ: tuple[tuple[str, str], ...] = (
     ("[m in s]", "the held tag is the marker m, listened for in state s (value spec)"),
     ("/ action ↺", "actions run; ↺: the character is read again in the new state"),
     ("↻", "a self-loop: listed inside its state"),
-    ("→ s:", "in a compact box (JSON body): a move to state s, listed inside its state"),
+    ("→ s:", "in a compact box (JSON body): a move to state s, listed inside its state; so are a state's "
+             "several ways out of the box (→ out of the box)"),
     ("blue", "a complete marker decided it"),
     ("red", "the block is released as text, with a Diagnostic"),
     ("box edge", "an edge from a box's border leaves every state in it, but those it names"),
