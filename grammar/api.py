@@ -39,7 +39,7 @@ every time it is used, and ``Sieve(strict=True)`` composes the machine without a
 
     Marker(..., variants=(Variant(pattern, examples, code),))
                                     a misspelling of the marker read as the marker
-                                    (leaked DSML with five bars, a doubled ``<``)
+                                    (leaked DSML with five bars; GLM ``</arg_key>`` doubled)
     Raw(close, implied_close=CODE)  the value's close may be left out: a marker that
                                     may follow the value, at the start of a line of
                                     it, ends the value (Qwen3-Coder dropping a

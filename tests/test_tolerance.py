@@ -379,6 +379,31 @@ def test_dropping_a_tolerated_dsml_marker_keeps_the_calls_and_says_so(data: st.D
     assert calls(run([doc], strict=True)) != [(n, a) for n, _, a in drawn]
 
 
+XML = REGISTRY["xml"]
+
+
+@given(st.data())
+def test_dropping_the_gateway_xml_block_open_keeps_the_calls_and_says_so(data: st.DataObject) -> None:
+    """Gateway XML rendered whole, its opening ``<tool_calls>`` left out: the same calls
+    (once the closing wrapper is read), one ``missing_block_open``; under strict, text."""
+    drawn = data.draw(st.lists(call_of(XML), min_size=1, max_size=3))
+    variant = data.draw(st.integers(0, 3))
+    block = XML.render([(n, p) for n, p, _ in drawn], variant)
+    markup = block.split("\n", 1)[1]  # without its first line, the opening wrapper
+    before, after = data.draw(DOT_PROSE), data.draw(DOT_PROSE)
+    doc = before + "\n\n" + markup + after
+    events = run(data.draw(chunks(doc)), dialects=["xml"])
+    indent = markup[: len(markup) - len(markup.lstrip(" "))]  # before the first invoke: prose
+    assert calls(events) == [(n, a) for n, _, a in drawn]
+    assert texts(events) == before + "\n\n" + indent + after
+    assert codes(events) == ["missing_block_open"]
+    assert "".join(e.raw for e in events) == doc
+    deltas_match(events)
+    # strict: prose (a </think> in a value is then a stray reasoning close, as in prose)
+    strict = run([doc], dialects=["xml"], strict=True)
+    assert calls(strict) == [] and "".join(e.raw for e in strict) == doc and "missing_block_open" not in codes(strict)
+
+
 @given(st.data())
 def test_malformed_markup_in_a_fence_a_code_span_or_a_value_stays_text_or_data(data: st.DataObject) -> None:
     """The same tolerated markup (a wrapper-less call, a dropped </parameter>, a DSML
@@ -710,3 +735,11 @@ def test_a_close_variant_that_is_data_is_no_deviation(doc: str, value: str) -> N
     for size in (1, 5, len(doc)):
         events = run(cut(doc, size))
         assert calls(events) == [("f", {"a": value})] and codes(events) == []
+
+
+def test_a_doubled_lt_before_a_dsml_marker_is_the_call_with_its_first_lt_as_text() -> None:
+    """Not tolerated yet (README): the call is read, the extra ``<`` stays text."""
+    doc = 'ok <<｜DSML｜tool_calls><｜DSML｜invoke name="f"></｜DSML｜invoke></｜DSML｜tool_calls> bye'
+    for size in (1, 2, len(doc)):
+        events = run(cut(doc, size))
+        assert calls(events) == [("f", {})] and texts(events) == "ok < bye" and codes(events) == []
