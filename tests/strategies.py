@@ -92,6 +92,29 @@ def run(text_chunks: list[str], **kw: Any) -> list[callsieve.Event]:
         return out + e.events
 
 
+# ---------------------------------------------------------------- reading events
+def parsed(doc: str, size: int = 0, **kw: Any) -> list[callsieve.Event]:
+    """``doc`` through ``run``, whole or in chunks of ``size`` characters."""
+    parts = [doc] if not size else [doc[i : i + size] for i in range(0, len(doc), size)]
+    return run(parts, **kw)
+
+
+def calls(events: list[callsieve.Event]) -> list[tuple[str, dict[str, Any]]]:
+    return [(e.name, e.arguments) for e in events if isinstance(e, callsieve.ToolCall)]
+
+
+def texts(events: list[callsieve.Event]) -> str:
+    return "".join(e.text for e in events if isinstance(e, callsieve.Text))
+
+
+def reasoning_text(events: list[callsieve.Event]) -> str:
+    return "".join(e.text for e in events if isinstance(e, callsieve.Reasoning))
+
+
+def codes(events: list[callsieve.Event]) -> list[str]:
+    return [e.code for e in events if isinstance(e, callsieve.Diagnostic)]
+
+
 # ---------------------------------------------------------------- well-formed inputs
 NAME = st.from_regex(r"[a-z_][a-z0-9_]{0,8}", fullmatch=True)
 #: Prose: may hold "<", bars and quotes, never a fence, inline code or a whole marker.

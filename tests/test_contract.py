@@ -9,16 +9,8 @@ from hypothesis import given, strategies as st
 
 import callsieve
 from callsieve.events import merged
-from strategies import REASONING_POLICIES, framing, prefills, DIALECTS, Expected, any_dialect, chunks, close_literals, document, run, soup
+from strategies import REASONING_POLICIES, framing, prefills, DIALECTS, Expected, any_dialect, chunks, close_literals, document, run, soup, calls, texts
 from callsieve.grammar.api import Dialect
-
-
-def texts(events: list[callsieve.Event]) -> str:
-    return "".join(e.text for e in events if isinstance(e, callsieve.Text))
-
-
-def calls(events: list[callsieve.Event]) -> list[tuple[str, dict[str, object]]]:
-    return [(e.name, e.arguments) for e in events if isinstance(e, callsieve.ToolCall)]
 
 
 # 1. No leak -----------------------------------------------------------------------

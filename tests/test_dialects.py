@@ -7,15 +7,11 @@ from typing import Any
 import pytest
 
 import callsieve
-from strategies import run
+from strategies import run, texts
 
 
 def tool_calls(events: list[callsieve.Event]) -> list[tuple[str, dict[str, Any]]]:
     return [(e.name, e.arguments) for e in events if isinstance(e, callsieve.ToolCall)]
-
-
-def texts(events: list[callsieve.Event]) -> str:
-    return "".join(e.text for e in events if isinstance(e, callsieve.Text))
 
 
 def diag_codes(events: list[callsieve.Event]) -> list[str]:

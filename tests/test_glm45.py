@@ -14,30 +14,9 @@ from hypothesis import given, strategies as st
 import callsieve
 from callsieve.events import merged
 from callsieve.grammar import REGISTRY
-from strategies import call_of, chunks, run
+from strategies import call_of, chunks, run, parsed, calls, texts, reasoning_text as reasoning, codes
 
 GLM = REGISTRY["glm45"]
-
-
-def parsed(doc: str, size: int = 0, **kw: Any) -> list[callsieve.Event]:
-    parts = [doc] if not size else [doc[i : i + size] for i in range(0, len(doc), size)]
-    return run(parts, **kw)
-
-
-def calls(events: list[callsieve.Event]) -> list[tuple[str, dict[str, Any]]]:
-    return [(e.name, e.arguments) for e in events if isinstance(e, callsieve.ToolCall)]
-
-
-def texts(events: list[callsieve.Event]) -> str:
-    return "".join(e.text for e in events if isinstance(e, callsieve.Text))
-
-
-def reasoning(events: list[callsieve.Event]) -> str:
-    return "".join(e.text for e in events if isinstance(e, callsieve.Reasoning))
-
-
-def codes(events: list[callsieve.Event]) -> list[str]:
-    return [e.code for e in events if isinstance(e, callsieve.Diagnostic)]
 
 
 def deltas(events: list[callsieve.Event], index: int) -> list[str]:

@@ -14,7 +14,7 @@ from callsieve.grammar.states import EOF_TRIGGER, START, Listen, StateDecl, but,
 from callsieve.grammar.tags import close_tag, open_tag
 from callsieve.machine import compose
 from callsieve.regions.reasoning import ReasoningModel
-from strategies import chunks, run
+from strategies import chunks, run, texts
 
 # ---------------------------------------------------------------- a dialect sharing <tool_call>
 #: Opens with qwen3_coder's own <tool_call>, then speaks <invoke>/<arg>: only what follows
@@ -39,10 +39,6 @@ BOTH = "Writing. " + QWEN + " Then reading. " + TOYS + " Done."
 
 def calls(events: list[callsieve.Event]) -> list[tuple[str, str, dict[str, object]]]:
     return [(e.dialect, e.name, e.arguments) for e in events if isinstance(e, callsieve.ToolCall)]
-
-
-def texts(events: list[callsieve.Event]) -> str:
-    return "".join(e.text for e in events if isinstance(e, callsieve.Text))
 
 
 @pytest.mark.parametrize("order", [("qwen3_coder", TOY), (TOY, "qwen3_coder")], ids=["qwen-first", "toy-first"])

@@ -12,29 +12,12 @@ from hypothesis import given, strategies as st
 
 import callsieve
 from callsieve.events import merged
-from strategies import chunks, run
+from strategies import chunks, run, parsed, calls, texts, codes
 
 B, S = "\uff5c", "\u2581"
 CALLS, CALL, SEP = f"<{B}tool{S}calls{S}begin{B}>", f"<{B}tool{S}call{S}begin{B}>", f"<{B}tool{S}sep{B}>"
 CALL_END, CALLS_END = f"<{B}tool{S}call{S}end{B}>", f"<{B}tool{S}calls{S}end{B}>"
 EOS = f"<{B}end{S}of{S}sentence{B}>"
-
-
-def parsed(doc: str, size: int = 0, **kw: Any) -> list[callsieve.Event]:
-    parts = [doc] if not size else [doc[i : i + size] for i in range(0, len(doc), size)]
-    return run(parts, **kw)
-
-
-def calls(events: list[callsieve.Event]) -> list[tuple[str, dict[str, Any]]]:
-    return [(e.name, e.arguments) for e in events if isinstance(e, callsieve.ToolCall)]
-
-
-def texts(events: list[callsieve.Event]) -> str:
-    return "".join(e.text for e in events if isinstance(e, callsieve.Text))
-
-
-def codes(events: list[callsieve.Event]) -> list[str]:
-    return [e.code for e in events if isinstance(e, callsieve.Diagnostic)]
 
 
 def deltas_match(events: list[callsieve.Event]) -> bool:

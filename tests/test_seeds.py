@@ -5,11 +5,7 @@ from __future__ import annotations
 import pytest
 
 import callsieve
-from strategies import run
-
-
-def texts(events: list[callsieve.Event]) -> str:
-    return "".join(e.text for e in events if isinstance(e, callsieve.Text))
+from strategies import run, texts
 
 
 def tool_calls(events: list[callsieve.Event]) -> list[callsieve.ToolCall]:

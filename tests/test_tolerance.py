@@ -12,20 +12,8 @@ from hypothesis import given, strategies as st
 
 import callsieve
 from callsieve.events import merged
-from strategies import PROSE, call_of, chunks, run
+from strategies import PROSE, call_of, chunks, run, calls, texts, codes
 from callsieve.grammar import REGISTRY
-
-
-def calls(events: list[callsieve.Event]) -> list[tuple[str, dict[str, Any]]]:
-    return [(e.name, e.arguments) for e in events if isinstance(e, callsieve.ToolCall)]
-
-
-def texts(events: list[callsieve.Event]) -> str:
-    return "".join(e.text for e in events if isinstance(e, callsieve.Text))
-
-
-def codes(events: list[callsieve.Event]) -> list[str]:
-    return [e.code for e in events if isinstance(e, callsieve.Diagnostic)]
 
 
 def diags(events: list[callsieve.Event], code: str) -> list[callsieve.Diagnostic]:
