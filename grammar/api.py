@@ -589,14 +589,9 @@ def validate(dialect: Dialect) -> None:
             except regex.error as e:
                 raise GrammarError(f"dialect {dialect.name}: header case {c.label!r} does not compile: {e}") from None
             for v in c.variants:
-                try:
-                    pv = regex.compile(v.pattern)
-                except regex.error as e:
-                    raise GrammarError(f"dialect {dialect.name}: header case variant {v.code!r} does not compile: {e}") from None
-                if c.body != "call" or "(?P<name>" not in v.pattern or not v.examples or not all(
-                        pv.search(ex) for ex in v.examples):
-                    raise GrammarError(f"dialect {dialect.name}: header case variant {v.code!r} needs a call case, a name "
-                                       "group and examples its pattern matches")
+                if c.body != "call":
+                    raise GrammarError(f"dialect {dialect.name}: header case variant {v.code!r} needs a call case")
+                _check_naming_variant(dialect, "header case variant", v, whole=False)
         if h.call.prose or h.call.open != h.end:
             raise GrammarError(f"dialect {dialect.name}: a header's call block must be Block(prose=False) opened by its end marker")
     for n in _walk(dialect.blocks):
@@ -663,13 +658,7 @@ def validate(dialect: Dialect) -> None:
             except regex.error as e:
                 raise GrammarError(f"dialect {dialect.name}: capture pattern {n.pattern!r} does not compile: {e}") from None
             for v in n.variants:
-                try:
-                    pv = regex.compile(v.pattern)
-                except regex.error as e:
-                    raise GrammarError(f"dialect {dialect.name}: capture variant {v.pattern!r} does not compile: {e}") from None
-                if "(?P<name>" not in v.pattern or not v.examples or not all(pv.fullmatch(ex) for ex in v.examples):
-                    raise GrammarError(f"dialect {dialect.name}: capture variant {v.code!r} needs a name group and "
-                                       "examples its pattern matches")
+                _check_naming_variant(dialect, "capture variant", v, whole=True)
         if isinstance(n, Block) and n.decide is not None:
             d = n.decide
             try:
@@ -679,6 +668,19 @@ def validate(dialect: Dialect) -> None:
             for ex in d.examples:
                 if not pd.fullmatch(ex):
                     raise GrammarError(f"dialect {dialect.name}: decide example {ex!r} does not match its pattern")
+
+
+def _check_naming_variant(dialect: Dialect, kind: str, v: Variant, whole: bool) -> None:
+    """A variant that names a call (a capture's or a header case's): its pattern compiles,
+    has a ``name`` group and matches its examples (whole, or somewhere in them)."""
+    try:
+        pv = regex.compile(v.pattern)
+    except regex.error as e:
+        raise GrammarError(f"dialect {dialect.name}: {kind} {v.code!r} does not compile: {e}") from None
+    found = pv.fullmatch if whole else pv.search
+    if "(?P<name>" not in v.pattern or not v.examples or not all(found(ex) for ex in v.examples):
+        raise GrammarError(f"dialect {dialect.name}: {kind} {v.code!r} needs a name group and "
+                           "examples its pattern matches")
 
 
 def first_chars(pattern: str) -> set[str] | None:
