@@ -34,5 +34,27 @@ class Pieces:
             self._done = ["".join(self._done)]
         return self._done[0] if self._done else ""
 
+    def since(self, offset: int) -> str:
+        """The text from ``offset`` to the end, joining only the pieces it spans (the
+        tail of a long block costs its own length, not the block's)."""
+        need = self.length - offset
+        if need <= 0:
+            return ""
+        parts: list[str] = []
+        got = 0
+        for piece in reversed(self._recent):
+            if got >= need:
+                break
+            parts.append(piece)
+            got += len(piece)
+        for piece in reversed(self._done):
+            if got >= need:
+                break
+            parts.append(piece)
+            got += len(piece)
+        parts.reverse()
+        text = "".join(parts)
+        return text[len(text) - need:]
+
     def __bool__(self) -> bool:
         return self.length > 0

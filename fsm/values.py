@@ -37,7 +37,7 @@ def unescape_xml(text: str) -> str:
 
 
 class ValueDecoder:
-    __slots__ = ("strip", "unescape", "started", "entity_tail", "newline_held")
+    __slots__ = ("strip", "unescape", "started", "entity_tail", "newline_held", "starts_with_newline")
 
     def __init__(self, style: ValueStyle) -> None:
         self.strip = style.strip_newlines
@@ -45,6 +45,8 @@ class ValueDecoder:
         self.started = False
         self.entity_tail = ""
         self.newline_held = False
+        #: the first piece began with a newline (stripped, with ``strip``)
+        self.starts_with_newline = False
 
     def feed(self, piece: str, cdata: bool = False) -> str:
         if not piece:
@@ -69,6 +71,7 @@ class ValueDecoder:
             self.started = True
             if self.strip and piece[0] == "\n":
                 start = 1
+                self.starts_with_newline = True
                 if len(piece) == 1:
                     return ""
         if self.entity_tail:

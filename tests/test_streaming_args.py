@@ -244,3 +244,40 @@ def test_deltas_join_to_arguments_json_and_are_never_retracted(data: st.DataObje
         assert joined == c.arguments_json
         assert json.loads(joined) == c.arguments
     _assert_never_retracted(per)
+
+
+# Issue 13, item 5: a streamed raw value is not held a second time: it is cut from the
+# block's raw text when the block is emitted. Each case below crosses the seams of that
+# derivation (newlines a style strips, a close that is data, CDATA after plain text,
+# markup held between pieces, a value left empty), fed whole and cut at every place.
+_DSML_OPEN = '<\uff5cDSML\uff5ctool_calls>\n<\uff5cDSML\uff5cinvoke name="w">\n<\uff5cDSML\uff5cparameter name="c" string="true">'
+_DSML_CLOSE = '</\uff5cDSML\uff5cparameter>\n</\uff5cDSML\uff5cinvoke>\n</\uff5cDSML\uff5ctool_calls>'
+_QWEN_OPEN = "<tool_call>\n<function=w>\n<parameter=c>"
+_QWEN_CLOSE = "</parameter>\n</function>\n</tool_call>"
+_DERIVED_CASES = [
+    ("dsml", _DSML_OPEN + "a\uff5cb" + _DSML_CLOSE, "a\uff5cb"),
+    ("dsml", _DSML_OPEN + _DSML_CLOSE, ""),
+    ("dsml", _DSML_OPEN + "\nkeep\n" + _DSML_CLOSE, "\nkeep\n"),
+    ("dsml", _DSML_OPEN + "x </\uff5cDSML\uff5cparameter> y" + _DSML_CLOSE, "x </\uff5cDSML\uff5cparameter> y"),
+    ("dsml", _DSML_OPEN + "x </\uff5cDSML\uff5cparameter>\n  y" + _DSML_CLOSE, "x </\uff5cDSML\uff5cparameter>\n  y"),
+    ("dsml", _DSML_OPEN + "head <![CDATA[<b>]]]> tail" + _DSML_CLOSE, "head <b>] tail"),
+    ("dsml", _DSML_OPEN + "<![CDATA[]]>after" + _DSML_CLOSE, "after"),
+    ("dsml", _DSML_OPEN + "a<![CDATA[x]]>b<![CDATA[y]]>c" + _DSML_CLOSE, "axbyc"),
+    ("qwen3_coder", _QWEN_OPEN + "\nline\n" + _QWEN_CLOSE, "line"),
+    ("qwen3_coder", _QWEN_OPEN + "\n\n" + _QWEN_CLOSE, ""),
+    ("qwen3_coder", _QWEN_OPEN + "\n" + _QWEN_CLOSE, ""),
+    ("qwen3_coder", _QWEN_OPEN + "\n\nline\n\n" + _QWEN_CLOSE, "\nline\n"),
+    ("qwen3_coder", _QWEN_OPEN + "\nx\n</parameter>\ny\n" + _QWEN_CLOSE, "x\n</parameter>\ny"),
+    ("qwen3_coder", _QWEN_OPEN + "\n<tool_call>\n<function=q>\n" + _QWEN_CLOSE, "<tool_call>\n<function=q>"),
+]
+
+
+@pytest.mark.parametrize("dialect,doc,value", _DERIVED_CASES)
+def test_a_streamed_value_cut_from_the_raw_text_is_the_value_however_chunked(dialect: str, doc: str, value: str) -> None:
+    for n in (len(doc), 1, 2, 3, 5, 7):
+        s = callsieve.Sieve(dialects=[dialect])
+        events = [e for part in _split(doc, n) for e in s.feed(part)] + s.close()
+        calls = [e for e in events if isinstance(e, callsieve.ToolCall)]
+        assert [c.arguments for c in calls] == [{"c": value}], (n, events)
+        assert "".join(_deltas(events, 0)) == calls[0].arguments_json, n
+        assert "".join(e.raw for e in events) == doc

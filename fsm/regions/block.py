@@ -66,6 +66,9 @@ class Call:
     #: array (``Call(repeated=)``); such parameters are held until the call closes
     repeated: str = ""
     arrays: dict[str, list[tuple[Any, str | None, str]]] = field(default_factory=dict)
+    #: arguments not held twice (issue 13, item 5): key → the span of the block's raw
+    #: text that is its value, cut when the block is emitted
+    spans: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -427,6 +430,11 @@ class BlockModel(TagModel):
         b.raw = Pieces()
         self.flush()
         self._saw(raw)
+        for c in b.calls:
+            for key, (start, end) in c.spans.items():
+                if key in c.args:
+                    c.args[key] = raw[start:end]
+            c.spans = {}
         tail = ""
         if b.spec.bare and not b.closed:
             # Spaces after the last markup of a bare block are prose again (the

@@ -51,6 +51,13 @@ class Param:
     wrapper: bool = False
     #: the raw value read so far is empty or ends with a newline
     at_line_start: bool = True
+    #: Issue 13, item 5: a streamed raw value is one contiguous span of the block's raw
+    #: text (minus the newlines its style strips), so it is not held a second time:
+    #: ``raw_from`` is where it starts in the block's raw (``DERIVE_PENDING`` until
+    #: its first piece; ``-1`` once it is kept in ``decoded``, as CDATA or markup held
+    #: between its pieces make it), ``raw_fed`` how much of the raw it spans so far.
+    raw_from: int = -1
+    raw_fed: int = 0
 
     @property
     def json(self) -> bool:
@@ -110,6 +117,8 @@ class ValueModel(BlockModel):
             style = body.style
         b.param = Param(name, spec, streaming, ValueDecoder(style), schema, start=self.tag_start, wrapper=wrapper)
         b.param.undecided = isinstance(body, Raw) and body.style.json_when_valid and types_of(schema) is None
+        if streaming and isinstance(body, Raw) and not body.style.unescape_entities:
+            b.param.raw_from = DERIVE_PENDING
         self.scope = spec.name
         b.json_depth = 0
         self._hold(tag)
@@ -143,9 +152,20 @@ class ValueModel(BlockModel):
             return
         if s:
             p.at_line_start = s[-1] == "\n"
+        if p.raw_from != -1:
+            # Every piece of a value is held just before it is read here, so a derived
+            # value's pieces end the block's raw text, each right after the one before.
+            at = b.raw_len - len(s)
+            if p.raw_from == DERIVE_PENDING:
+                p.raw_from = at
+            if cdata or p.raw_from + p.raw_fed != at:
+                self.keep_decoded(p)
+            else:
+                p.raw_fed += len(s)
         out = p.decoder.feed(s, cdata)
         if out:
-            p.decoded.append(out)
+            if p.raw_from < 0:
+                p.decoded.append(out)
             call = b.call
             if p.undecided:
                 self._decide_string(p, out, call)
@@ -156,6 +176,29 @@ class ValueModel(BlockModel):
                     self.flush()
                 self.delta_index = call.index
                 self.delta_buf.append(quote(out)[1:-1])
+
+    def keep_decoded(self, p: Param) -> None:
+        """The value stops being a plain span of the block's raw text (CDATA, or
+        something held between its pieces): what it decoded so far is kept from here."""
+        if p.raw_from >= 0:
+            start, end = self._span(p)
+            p.decoded = Pieces()
+            if end > start:
+                held = self._block().raw.since(p.raw_from)
+                p.decoded.append(held[start - p.raw_from : end - p.raw_from])
+        p.raw_from = -1
+
+    @staticmethod
+    def _span(p: Param) -> tuple[int, int]:
+        """The block-raw offsets of what a derived value's decoder has output so far:
+        its raw span minus a leading newline and a held trailing one (``strip_newlines``)."""
+        start, end = p.raw_from, p.raw_from + p.raw_fed
+        if p.decoder.strip:
+            if p.decoder.starts_with_newline:
+                start += 1
+            if p.decoder.newline_held:
+                end -= 1
+        return start, max(start, end)
 
     def _decide_string(self, p: Param, out: str, call: Call | None) -> None:
         """A value that is JSON when it parses, read without a schema: its first
@@ -283,9 +326,15 @@ class ValueModel(BlockModel):
                 value, problem = coerce(value, p.schema)
         else:
             tail = p.decoder.finish()
-            if tail:
-                p.decoded.append(tail)
-            text = p.decoded.join()
+            if p.raw_from >= 0:
+                # derived: the value is cut from the block's raw text when the block
+                # is emitted (``Call.spans``); ``tail`` is empty for a raw style
+                call.spans[p.name] = self._span(p)
+                text = ""
+            else:
+                if tail:
+                    p.decoded.append(tail)
+                text = p.decoded.join()
             raw_text = text
             p.decoded = Pieces()
             if p.streaming:
@@ -321,6 +370,9 @@ class ValueModel(BlockModel):
         if not p.streaming:
             self._delta(call, self._key_prefix(call, p.name) + json.dumps(value, ensure_ascii=False))
 
+
+#: ``Param.raw_from`` of a derived value before its first piece.
+DERIVE_PENDING = -2
 
 #: The characters a JSON object, array, number or boolean may begin with.
 _JSON_NONSTRING_START = frozenset("{[-0123456789tf")
