@@ -14,7 +14,7 @@ from callsieve.grammar.api import Dialect
 from callsieve.grammar.registry import resolve
 from callsieve.machine import Machine, compose
 from callsieve.reference import ReferenceRunner
-from callsieve.regions import Config, ModelBase
+from callsieve.regions import SAW_TRIM_AT, Config, ModelBase
 from callsieve.regions.reasoning import prefill_state
 from callsieve.schema import load_tools
 
@@ -188,8 +188,13 @@ class Sieve:
             ctx = self._ctx
             if (ctx.state == "text" and chunk and fast.text_quick(chunk) is None and ctx.block is None
                     and not ctx.text_buf and not ctx.out and not ctx.dropped and not ctx.reason_raw):
-                fast.base += len(chunk)
-                ctx._saw(chunk)
+                n = len(chunk)
+                fast.base += n
+                # ctx._saw(chunk), inlined but for its trim, which it does when due
+                ctx.recent.append(chunk)
+                ctx.recent_len += n
+                if ctx.recent_len > SAW_TRIM_AT:
+                    ctx.trim_recent()
                 return [Text(chunk, chunk)]
         if self._closed:
             raise FeedAfterCloseError("feed() after close(): make a new Sieve for a new stream")

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 #: (``prose``): where a fence may open or close depends on its container, the list
 #: item it is in, which an earlier line opened. Lines further back are not consulted.
 LINE_TAIL = 1024
+#: The line window is trimmed once it holds more than this.
+SAW_TRIM_AT = 2 * LINE_TAIL
 #: JSON string escaping (the C encoder behind json.dumps(..., ensure_ascii=False)).
 quote: Any = json.encoder.encode_basestring
 
@@ -148,10 +150,15 @@ class ModelBase:
             return
         self.recent.append(s)
         self.recent_len += len(s)
-        if self.recent_len > 2 * LINE_TAIL:
-            t = "".join(self.recent)[-LINE_TAIL:]
-            self.recent = [t]
-            self.recent_len = len(t)
+        if self.recent_len > SAW_TRIM_AT:
+            self.trim_recent()
+
+    def trim_recent(self) -> None:
+        """Cut the line window back to its last LINE_TAIL characters (due once it holds
+        more than SAW_TRIM_AT; ``Sieve.feed``'s fast path appends and calls this)."""
+        t = "".join(self.recent)[-LINE_TAIL:]
+        self.recent = [t]
+        self.recent_len = len(t)
 
     def recent_text(self) -> str:
         """The last LINE_TAIL or more characters of the document's visible lines, up to
