@@ -172,23 +172,31 @@ class _Composer:
     # ------------------------------------------------------------ listen rules
     def listen(self, origin: str, marker: Marker, rows: list[tuple[tuple[str, ...], str, tuple[str, ...]]],
                data: object = None, needs_name: bool = False, scope: str | None = None, key: str = "",
-               code: str = "") -> None:
+               codes: tuple[str, ...] = (), prefixed: bool = False, reads_as: str = "") -> None:
         where = f"{origin}@{scope}" if scope else origin
         key = key or f"hit:{where}:{marker.shown()}"
         if key in self.hits:
             raise GrammarError(f"two markers shown as {marker.shown()!r} listened for in {where}")
         self.hits[key] = (where, marker.shown())
-        entry = Entry(key, marker, data, needs_name, code)
+        entry = Entry(key, marker, data, needs_name, codes, prefixed, reads_as)
         if scope is None:
             self.entries.setdefault(origin, []).append((entry, rows))
         else:
             self.scoped_entries.setdefault(origin, {}).setdefault(scope, []).append((entry, rows))
         self.listens.setdefault(where, []).extend((key, marker, dest) for _g, dest, _a in rows)
-        if not self.strict and not code:
-            # Tolerated variants: entries of their own (their rows are the marker's),
-            # so that the diagrams draw the tolerated path beside the marker's.
+        if not self.strict and not codes:
+            # Tolerated variants and stray prefixes: entries of their own (their rows are
+            # the marker's), so that the diagrams draw the tolerated path beside the
+            # marker's. A prefix goes before the marker and before each variant.
+            shown = marker.shown()
             for v in marker.variants:
-                self.listen(origin, marker.as_variant(v), rows, data, needs_name, scope, code=v.code)
+                self.listen(origin, marker.as_variant(v), rows, data, needs_name, scope, codes=(v.code,), reads_as=shown)
+            for p in marker.prefixes:
+                self.listen(origin, marker.with_prefix(p), rows, data, needs_name, scope, codes=(p.code,), prefixed=True,
+                            reads_as=shown)
+                for v in marker.variants:
+                    self.listen(origin, marker.as_variant(v).with_prefix(p), rows, data, needs_name, scope,
+                                codes=(p.code, v.code), prefixed=True, reads_as=shown)
 
     def target(self, lf: Leaf, layout: Layout) -> tuple[str, Leaf | None]:
         """Where reading ``lf`` leads: the position after it, or straight into the body
@@ -700,6 +708,8 @@ def _check_rule2(decl: Declaration, matchers: dict[str, Matcher], scoped: dict[s
         ms = [matchers[state]] if state in matchers else list(scoped.get(state, {}).values())
         for m in ms:
             for e in m.entries:
+                if e.prefixed:
+                    continue  # broken by design; the matcher checks this context's tails exactly
                 own = _dialect_of(e, owner)
                 chars = "".join(sorted({c for x in m.entries if _dialect_of(x, owner) in (own, "") for c in x.marker.start_chars()}))
                 for s in chars:

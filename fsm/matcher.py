@@ -51,9 +51,14 @@ class Entry:
     data: object = None
     #: An open that must carry a name (call or parameter): without one it is no marker.
     needs_name: bool = False
-    #: A tolerated variant of a marker (``grammar.api.Variant``): the Diagnostic code
-    #: recorded when it is read ("" for the marker itself).
-    code: str = ""
+    #: A tolerated variant of a marker (``grammar.api.Variant``, ``Prefix``): the
+    #: Diagnostic codes recorded when it is read (none for the marker itself).
+    codes: tuple[str, ...] = ()
+    #: The marker after a tolerated stray prefix (``grammar.api.Prefix``): its start
+    #: characters continue it by design (rule 2); its context checks tails exactly.
+    prefixed: bool = False
+    #: For a tolerated entry: how the marker it stands for is shown (its messages).
+    reads_as: str = ""
 
 
 @dataclass(frozen=True)
@@ -74,7 +79,7 @@ class Matcher:
         #: broken across dialects that share the context, e.g. a ``[`` dialect beside a
         #: tag whose attribute may hold ``[``): a chunk's tail is then checked from every
         #: start character, not only the last.
-        self.exact_tail = any(_continues(e.marker, self.start_chars) for e in entries)
+        self.exact_tail = any(e.prefixed or _continues(e.marker, self.start_chars) for e in entries)
         #: The characters a complete marker of this context can end with, or "" when
         #: some pattern's last atom does not say (``viable_end`` then steps).
         ends = [last_chars(e.marker.pattern) for e in entries]

@@ -114,22 +114,48 @@ class Variant:
 
 
 @dataclass(frozen=True)
+class Prefix:
+    """Stray text a model writes right before a marker (a doubled ``<``): read as part
+    of the marker's markup (in the block's ``raw``, so nothing is lost), with a
+    ``Diagnostic`` of ``code`` each time it is; text when no marker follows it.
+
+    ``pattern`` should be one literal character or class of them (``[<＜]``): the
+    prefixed marker is then found by the same factored scan as the marker. Its start
+    characters are the context's own, so it breaks rule 2 by design; its context checks
+    chunk tails from every start character (``Matcher.exact_tail``) instead, which is
+    what rule 2 otherwise saves (see :func:`validate`)."""
+
+    pattern: str
+    examples: tuple[str, ...]
+    code: str
+
+
+@dataclass(frozen=True)
 class Marker:
     """One marker: a pattern over a complete tag, and literal examples of it.
 
     Named groups the engine reads: ``name`` (a call's name or a parameter's key),
     ``attrs`` (an attribute list, parsed into fields: ``name``, ``string``, ...).
     ``variants``: tolerated misspellings (:class:`Variant`), left out under strict.
+    ``prefixes``: tolerated stray text before it (:class:`Prefix`), left out under
+    strict; a prefix goes with the marker and with each of its variants.
     """
 
     pattern: str
     examples: tuple[str, ...]
     label: str = ""
     variants: tuple[Variant, ...] = ()
+    prefixes: tuple[Prefix, ...] = ()
 
     def as_variant(self, v: Variant) -> "Marker":
         """The variant as a marker of its own (what a matcher listens for)."""
         return Marker(v.pattern, v.examples, v.label or f"{self.shown()} ~{v.code}")
+
+    def with_prefix(self, p: Prefix) -> "Marker":
+        """The marker written after the stray prefix, as a marker of its own. (Examples:
+        the first prefix before every example, every prefix before the first.)"""
+        examples = tuple(p.examples[0] + ex for ex in self.examples) + tuple(pe + self.examples[0] for pe in p.examples[1:])
+        return Marker(p.pattern + "(?:" + self.pattern + ")", examples, f"~{p.examples[0]}{self.shown()}")
 
     def shown(self) -> str:
         return self.label or self.examples[0]
@@ -285,7 +311,21 @@ class Many:
 
 @dataclass(frozen=True)
 class Opt:
+    """An optional node. As a tolerance, one side of it is a deviation, reported:
+
+    ``stray=CODE``: the item is not in the format, but models write it (GLM's
+    ``</arg_value>`` after a zero-argument name): read when present, with a
+    ``Diagnostic``; under strict the node is left out of the grammar.
+
+    ``missing=CODE``: the item, a marker, is in the format, but models leave it out;
+    only as the marker a value follows (the last of ``Param.between``, GLM's
+    ``<arg_value>``): where it is expected, anything that is no marker listened for
+    there begins the value, with a ``Diagnostic``; under strict the marker is required.
+    """
+
     item: "Node"
+    stray: str = ""
+    missing: str = ""
 
 
 @dataclass(frozen=True)
@@ -643,6 +683,13 @@ def validate(dialect: Dialect) -> None:
             for ex in v.examples:
                 if own.fullmatch(ex):
                     raise GrammarError(f"{where}: example {ex!r} is the marker itself, not a variant")
+        for p in m.prefixes:
+            where = f"dialect {dialect.name}, prefix {p.code!r} of marker {m.shown()!r}"
+            if not re.fullmatch(r"[a-z][a-z0-9_]*", p.code):
+                raise GrammarError(f"{where}: a prefix's code must be lower_snake_case")
+            if not p.examples or not all(regex.fullmatch(p.pattern, ex) for ex in p.examples):
+                raise GrammarError(f"{where}: give examples its pattern {p.pattern!r} matches (rule 3)")
+            validate_marker(m.with_prefix(p), where)
     for r in dialect.reasoning:
         for m in (r.open, r.close):
             validate_marker(m, f"dialect {dialect.name}, reasoning marker {m.shown()!r}")

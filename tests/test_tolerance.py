@@ -336,7 +336,8 @@ def _dsml(calls_: list[tuple[str, list[tuple[str, str, bool]]]], drop: str, at: 
     bar = "｜"
     lines = [] if drop in ("open", "both") else [f"<{bar}DSML{bar}tool_calls>"]
     for k, (name, params) in enumerate(calls_):
-        lines.append(f'<{bar}DSML{bar}invoke name="{name}">')
+        lt = "<<" if drop == "lt" and k == at else "<"  # (not dropped: a stray < added)
+        lines.append(f'{lt}{bar}DSML{bar}invoke name="{name}">')
         for key, value, is_json in params:
             flag = "false" if is_json else "true"
             lines.append(f'<{bar}DSML{bar}parameter name="{key}" string="{flag}">{value}</{bar}DSML{bar}parameter>')
@@ -347,12 +348,13 @@ def _dsml(calls_: list[tuple[str, list[tuple[str, str, bool]]]], drop: str, at: 
     return "\n".join(lines)
 
 
-DSML_CODE = {"open": "missing_block_open", "both": "missing_block_open", "invoke": "implied_call_close"}
+DSML_CODE = {"open": "missing_block_open", "both": "missing_block_open", "invoke": "implied_call_close",
+             "lt": "doubled_lt"}
 
 
 @given(st.data())
 def test_dropping_a_tolerated_dsml_marker_keeps_the_calls_and_says_so(data: st.DataObject) -> None:
-    drop = data.draw(st.sampled_from(["open", "both", "invoke"]))
+    drop = data.draw(st.sampled_from(["open", "both", "invoke", "lt"]))
     drawn = data.draw(st.lists(call_of(DSML), min_size=1, max_size=3))
     at = data.draw(st.integers(0, len(drawn) - 1))
     before, after = data.draw(DOT_PROSE), data.draw(DOT_PROSE)
@@ -531,7 +533,8 @@ def test_contract_holds_under_strict_no_loss_chunking_and_runners_agree(data: st
     assert "".join(e.raw for e in run(data.draw(chunks(doc)), **kw)) == doc
     # and no tolerance code ever comes out of a strict sieve
     tolerated = {"missing_block_open", "implied_param_close", "implied_call_close", "dsml_variant",
-                 "python_literal", "repeated_param_array", "unwrapped_arguments"}
+                 "python_literal", "repeated_param_array", "unwrapped_arguments", "doubled_lt",
+                 "missing_value_open", "doubled_key_open", "stray_value_close"}
     assert not tolerated & set(codes(whole))
 
 
@@ -546,6 +549,9 @@ def test_runners_agree_on_tolerated_documents(data: st.DataObject) -> None:
         "<｜｜｜｜｜DSML｜｜｜｜｜tool_calls>\n" + INV + "\n</DSML tool_calls>",
         f'<invoke name="{name}">\n<parameter name="k">v</parameter>\n</invoke>\n</tool_calls>',  # xml, no <tool_calls>
         f"<tool_call>{name}<arg_key>k</arg_key></arg_key><arg_value>v</arg_value></tool_call>",  # doubled_key_close
+        f'<<｜DSML｜tool_calls><<｜DSML｜invoke name="{name}"><｜DSML｜parameter name="k" string="true">v'
+        "</｜DSML｜parameter><</｜DSML｜invoke><</｜DSML｜tool_calls>",  # doubled_lt
+        f'<<｜DSML｜invoke name="{name}">\n</｜DSML｜invoke>',  # doubled_lt, no block
         f'<|channel|>commentary to=functions.{name}json<|message|>{{"k": "v"}}<|call|>',  # glued_content_type
     ]))
     from strategies import soup
@@ -725,9 +731,62 @@ def test_a_close_variant_that_is_data_is_no_deviation(doc: str, value: str) -> N
         assert calls(events) == [("f", {"a": value})] and codes(events) == []
 
 
-def test_a_doubled_lt_before_a_dsml_marker_is_the_call_with_its_first_lt_as_text() -> None:
-    """Not tolerated yet (README): the call is read, the extra ``<`` stays text."""
-    doc = 'ok <<｜DSML｜tool_calls><｜DSML｜invoke name="f"></｜DSML｜invoke></｜DSML｜tool_calls> bye'
+# ---------------------------------------------------------------- DSML: a doubled <
+DOUBLED = 'ok <<｜DSML｜tool_calls><｜DSML｜invoke name="f"></｜DSML｜invoke></｜DSML｜tool_calls> bye'
+
+
+@pytest.mark.parametrize("doc, n, also", [
+    (DOUBLED, 1, []),
+    ('ok ＜<｜DSML｜tool_calls><｜DSML｜invoke name="f"></｜DSML｜invoke></｜DSML｜tool_calls> bye', 1, []),  # fullwidth
+    ('ok <<｜DSML｜invoke name="f"></｜DSML｜invoke> bye', 1, ["missing_block_open"]),  # an invoke without its block
+    ('ok <｜DSML｜tool_calls><<｜DSML｜invoke name="f"><<｜DSML｜parameter name="k" string="true">v</｜DSML｜parameter>'
+     "<</｜DSML｜invoke><</｜DSML｜tool_calls> bye", 4, []),  # the inner markers
+])
+def test_a_doubled_lt_before_a_dsml_marker_is_markup_with_doubled_lt(doc: str, n: int, also: list[str]) -> None:
+    args = {"k": "v"} if "parameter" in doc else {}
+    for runner in ("compiled", "reference"):
+        for size in (1, 2, 3, len(doc)):
+            events = run(cut(doc, size), runner=runner)
+            assert calls(events) == [("f", args)] and texts(events) == "ok  bye"
+            got = diags(events, "doubled_lt")
+            assert codes(events) == also + ["doubled_lt"] * n
+            stray = [k for k in range(len(doc) - 1) if doc[k] in "<＜" and doc[k + 1] == "<"]
+            assert [d.offset for d in got] == stray
+            assert "".join(e.raw for e in events) == doc
+            deltas_match(events)
+
+
+def test_a_doubled_lt_with_a_dsml_misspelling_reports_both() -> None:
+    doc = 'ok <<｜｜｜｜｜DSML｜｜｜｜｜tool_calls><｜DSML｜invoke name="f"></｜DSML｜invoke></｜DSML｜tool_calls>'
+    events = run(cut(doc, 2))
+    assert calls(events) == [("f", {})] and codes(events) == ["doubled_lt", "dsml_variant"]
+    assert [d.offset for d in events if isinstance(d, callsieve.Diagnostic)] == [3, 3]
+
+
+def test_under_strict_a_doubled_lt_is_text_before_a_block_and_malformed_inside_one() -> None:
+    events = run(cut(DOUBLED, 3), strict=True)
+    assert calls(events) == [("f", {})] and texts(events) == "ok < bye" and codes(events) == []
+    inner = '<｜DSML｜tool_calls><<｜DSML｜invoke name="f"></｜DSML｜invoke></｜DSML｜tool_calls>'
+    strict = run(cut(inner, 3), strict=True)
+    assert calls(strict) == [] and texts(strict) == inner and codes(strict) == ["malformed_block"]
+    assert calls(run([inner])) == [("f", {})]
+
+
+@pytest.mark.parametrize("doc", [
+    "a << b <<< c, x <<b> <<｜DSML｜ tools>",  # no DSML marker after it: text as written
+    "See:\n```\n" + DOUBLED + "\n```\n",
+    "Inline `<<｜DSML｜tool_calls>` here",
+])
+def test_a_doubled_lt_without_a_dsml_marker_after_it_or_in_code_is_text(doc: str) -> None:
     for size in (1, 2, len(doc)):
         events = run(cut(doc, size))
-        assert calls(events) == [("f", {})] and texts(events) == "ok < bye" and codes(events) == []
+        assert texts(events) == doc and calls(events) == [] and codes(events) == []
+
+
+@pytest.mark.parametrize("value", ["a<", "<<｜DSML｜tool_calls>", "x <<｜DSML｜invoke name=\"g\">"])
+def test_a_doubled_lt_in_a_value_is_data(value: str) -> None:
+    doc = (f'<｜DSML｜tool_calls><｜DSML｜invoke name="f"><｜DSML｜parameter name="k" string="true">{value}'
+           "</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>")
+    for size in (1, 3, len(doc)):
+        events = run(cut(doc, size))
+        assert calls(events) == [("f", {"k": value})] and codes(events) == []
