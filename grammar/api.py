@@ -65,6 +65,18 @@ every time it is used, and ``Sieve(strict=True)`` composes the machine without a
                                     (harmony ``to=functions.shelljson``: ``json``
                                     glued to the name); with ``tools=``, taken only
                                     when it names a known tool and the case does not
+    Marker(..., prefixes=(Prefix(pattern, examples, code),))
+                                    stray text before the marker read as its markup
+                                    (DSML ``<<｜DSML｜tool_calls>``: a doubled ``<``)
+    Opt(marker, stray=CODE)         a marker the format does not have but models write
+                                    (GLM ``</arg_value>`` after a zero-argument name;
+                                    a doubled ``<arg_key>``): read where it stands
+    Opt(marker, missing=CODE)       the value's opener (last of ``Param.between``) may
+                                    be left out: what stands there begins the value
+                                    (GLM-5 ``<arg_key>k</arg_key>v</arg_value>``)
+    Block(decide=Marker(..., variants=...))
+                                    a shared opener's lookahead may also accept what
+                                    a tolerated deviation writes after it
     Block(None, ..., tolerance=CODE) a bare block that is a deviation (a call written
                                     without its wrapper): with ``tools=`` given its
                                     calls must all name known tools, else it stays
@@ -649,14 +661,19 @@ def validate(dialect: Dialect) -> None:
         if isinstance(n, Param):
             if n.between:
                 caps = [x for x in n.between if isinstance(x, Capture)]
-                if len(caps) > 1 or any(not isinstance(x, (Marker, Capture)) for x in n.between):
+                strays = [x for x in n.between[:-1] if isinstance(x, Opt)]
+                if len(caps) > 1 or any(not isinstance(x, (Marker, Capture, Opt)) for x in n.between) or any(
+                        not isinstance(x.item, Marker) or not x.stray for x in strays):
                     raise GrammarError(
-                        f"dialect {dialect.name}: parameter {n.open.shown()!r}: between holds markers and at most one capture"
+                        f"dialect {dialect.name}: parameter {n.open.shown()!r}: between holds markers and at most one "
+                        "capture (and stray markers, Opt(marker, stray=CODE)), the last the value's opener"
                     )
-                if not isinstance(n.between[-1], Marker):
+                last = n.between[-1]
+                if not isinstance(last, Marker) and not (isinstance(last, Opt) and isinstance(last.item, Marker)
+                                                         and last.missing and not last.stray):
                     raise GrammarError(
                         f"dialect {dialect.name}: parameter {n.open.shown()!r}: between must end with a marker "
-                        "(the one the value follows)"
+                        "(the one the value follows), or Opt(marker, missing=CODE) when models leave it out"
                     )
                 if caps and "(?P<name>" not in caps[0].pattern:
                     raise GrammarError(
@@ -698,6 +715,19 @@ def validate(dialect: Dialect) -> None:
     for b in dialect.blocks:
         if b.tolerance and b.open is not None:
             raise GrammarError(f"dialect {dialect.name}: only a bare block (open=None) may be a tolerance")
+    in_between = {id(x) for n in _walk(dialect.blocks) if isinstance(n, Param) for x in n.between}
+    for n in _walk(dialect.blocks):
+        if isinstance(n, Opt):
+            for code in (n.stray, n.missing):
+                if code and not re.fullmatch(r"[a-z][a-z0-9_]*", code):
+                    raise GrammarError(f"dialect {dialect.name}: Opt code {code!r}: use lower_snake_case")
+            if n.stray and n.missing:
+                raise GrammarError(f"dialect {dialect.name}: an Opt is stray or missing, not both")
+            if n.stray and not isinstance(n.item, Marker):
+                raise GrammarError(f"dialect {dialect.name}: Opt(stray=) holds one marker")
+            if n.missing and id(n) not in in_between:
+                raise GrammarError(f"dialect {dialect.name}: Opt(missing=) stands only as a value's opener "
+                                   "(the last of Param.between)")
     for n in _walk(dialect.blocks):
         if isinstance(n, Capture):
             try:
@@ -715,6 +745,13 @@ def validate(dialect: Dialect) -> None:
             for ex in d.examples:
                 if not pd.fullmatch(ex):
                     raise GrammarError(f"dialect {dialect.name}: decide example {ex!r} does not match its pattern")
+            for v in d.variants:
+                try:
+                    pv = regex.compile(v.pattern)
+                except regex.error as e:
+                    raise GrammarError(f"dialect {dialect.name}: decide variant {v.code!r} does not compile: {e}") from None
+                if not v.examples or not all(pv.fullmatch(ex) for ex in v.examples):
+                    raise GrammarError(f"dialect {dialect.name}: decide variant {v.code!r}: give examples its pattern matches")
 
 
 def _check_naming_variant(dialect: Dialect, kind: str, v: Variant, whole: bool) -> None:
