@@ -552,6 +552,10 @@ def test_runners_agree_on_tolerated_documents(data: st.DataObject) -> None:
         f'<<｜DSML｜tool_calls><<｜DSML｜invoke name="{name}"><｜DSML｜parameter name="k" string="true">v'
         "</｜DSML｜parameter><</｜DSML｜invoke><</｜DSML｜tool_calls>",  # doubled_lt
         f'<<｜DSML｜invoke name="{name}">\n</｜DSML｜invoke>',  # doubled_lt, no block
+        f"<tool_call>{name}\n<arg_key>k</arg_key>\nv</arg_value>\n</tool_call>",  # missing_value_open
+        f"<tool_call>{name}<arg_key>k</arg_key><b>v</arg_value></tool_call>",  # missing_value_open, a tag read again
+        f"<tool_call>{name}<arg_key><arg_key>k</arg_key><arg_value>v</arg_value></tool_call>",  # doubled_key_open
+        f"<tool_call>{name}</arg_value></tool_call>",  # stray_value_close
         f'<|channel|>commentary to=functions.{name}json<|message|>{{"k": "v"}}<|call|>',  # glued_content_type
     ]))
     from strategies import soup
@@ -790,3 +794,168 @@ def test_a_doubled_lt_in_a_value_is_data(value: str) -> None:
     for size in (1, 3, len(doc)):
         events = run(cut(doc, size))
         assert calls(events) == [("f", {"k": value})] and codes(events) == []
+
+
+# ---------------------------------------------------------------- GLM-5: <arg_value> left out
+@pytest.mark.parametrize("nl", ["", "\n"])
+def test_glm_a_missing_value_open_begins_the_value_where_it_was_expected(nl: str) -> None:
+    doc = (f"ok <tool_call>get_weather{nl}<arg_key>city</arg_key>{nl}北京</arg_value>{nl}"
+           f"<arg_key>days</arg_key>{nl}<arg_value>3</arg_value>{nl}</tool_call> bye")
+    for runner in ("compiled", "reference"):
+        for size in (1, 3, len(doc)):
+            events = run(cut(doc, size), runner=runner)
+            assert calls(events) == [("get_weather", {"city": "北京", "days": 3})] and texts(events) == "ok  bye"
+            (d,) = diags(events, "missing_value_open")
+            assert d.offset == doc.index("北京")
+            assert codes(events) == ["missing_value_open"]
+            assert "".join(e.raw for e in events) == doc
+            deltas_match(events)
+    strict = run(cut(doc, 2), strict=True)
+    assert calls(strict) == [] and texts(strict) == doc and codes(strict) == ["malformed_block"]
+
+
+@pytest.mark.parametrize("value, args", [
+    ("<b>x</b>", {"k": "<b>x</b>"}),  # a value that begins like a tag: read again as the value
+    ("", {"k": ""}),
+    ('{"a": [1]}', {"k": {"a": [1]}}),  # JSON when it parses, as usual
+])
+def test_glm_a_missing_value_open_before_any_value(value: str, args: dict[str, Any]) -> None:
+    doc = f"<tool_call>f<arg_key>k</arg_key>{value}</arg_value></tool_call>"
+    for size in (1, 2, len(doc)):
+        events = run(cut(doc, size))
+        assert calls(events) == [("f", args)] and codes(events) == ["missing_value_open"]
+        deltas_match(events)
+
+
+# ---------------------------------------------------------------- GLM: <arg_key> twice
+@pytest.mark.parametrize("nl", ["", "\n"])
+def test_glm_a_doubled_key_open_is_read_once(nl: str) -> None:
+    doc = f"ok <tool_call>get_weather{nl}<arg_key>{nl}<arg_key>city</arg_key>{nl}<arg_value>北京</arg_value>{nl}</tool_call> bye"
+    for runner in ("compiled", "reference"):
+        for size in (1, 3, len(doc)):
+            events = run(cut(doc, size), runner=runner)
+            assert calls(events) == [("get_weather", {"city": "北京"})] and texts(events) == "ok  bye"
+            (d,) = diags(events, "doubled_key_open")
+            assert d.offset == doc.index("<arg_key>", doc.index("<arg_key>") + 1)
+            assert codes(events) == ["doubled_key_open"]
+            assert "".join(e.raw for e in events) == doc
+            deltas_match(events)
+    strict = run(cut(doc, 2), strict=True)
+    assert calls(strict) == [] and texts(strict) == doc and codes(strict) == ["malformed_block"]
+
+
+# ---------------------------------------------------------------- GLM: </arg_value> after a zero-argument name
+@pytest.mark.parametrize("nl", ["", "\n"])
+def test_glm_a_stray_value_close_after_a_zero_argument_name(nl: str) -> None:
+    doc = f"ok <tool_call>get_time{nl}</arg_value>{nl}</tool_call> bye"
+    for runner in ("compiled", "reference"):
+        for size in (1, 3, len(doc)):
+            events = run(cut(doc, size), runner=runner)
+            assert calls(events) == [("get_time", {})] and texts(events) == "ok  bye"
+            (d,) = diags(events, "stray_value_close")
+            assert d.offset == doc.index("</arg_value>")
+            assert codes(events) == ["stray_value_close"]
+            assert "".join(e.raw for e in events) == doc
+            deltas_match(events)
+    strict = run(cut(doc, 2), strict=True)
+    assert calls(strict) == [] and texts(strict) == doc and codes(strict) == ["malformed_block"]
+
+
+def test_glm_a_stray_value_close_is_only_read_before_the_block_close() -> None:
+    # after a value, a second </arg_value> is the value's data, as before
+    doc = "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value></arg_value></tool_call>"
+    for strict in (False, True):
+        events = run(cut(doc, 3), strict=strict)
+        assert calls(events) == [("f", {"a": "1</arg_value>"})] and codes(events) == []
+    # before an argument, it is no grammar
+    doc = "<tool_call>f</arg_value><arg_key>a</arg_key><arg_value>1</arg_value></tool_call>"
+    events = run([doc])
+    assert calls(events) == [] and texts(events) == doc and codes(events) == ["malformed_block"]
+
+
+@pytest.mark.parametrize("markup", [
+    "<tool_call>get_time</arg_value></tool_call>",
+    "<tool_call>f<arg_key>k</arg_key>v</arg_value></tool_call>",
+    "<tool_call>f<arg_key><arg_key>k</arg_key><arg_value>v</arg_value></tool_call>",
+    "<<｜DSML｜tool_calls>" + INV + "</｜DSML｜tool_calls>",
+])
+@pytest.mark.parametrize("where", ["fence", "span", "value", "prose"])
+def test_the_new_tolerances_in_a_fence_a_code_span_a_value_or_prose_stay_text_or_data(markup: str, where: str) -> None:
+    if where == "fence":
+        doc = f"Example:\n```\n{markup}\n```\nafter"
+    elif where == "span":
+        doc = f"Use `{markup}` to call."
+    elif where == "prose":
+        doc = "Write " + markup.split(">", 1)[1] + " like that."  # the markup without its opener
+    else:
+        doc = "<tool_call>\n" + json.dumps({"name": "w", "arguments": {"c": markup}}, ensure_ascii=False) + "\n</tool_call>"
+    for size in (1, 4, len(doc)):
+        events = run(cut(doc, size))
+        if where == "value":
+            assert calls(events) == [("w", {"c": markup})] and codes(events) == []
+        elif where == "prose" and "DSML" in markup:
+            # the invoke after the stray block open stands in prose: DSML's own tolerance
+            assert calls(events) == [("f", {"k": "v"})] and codes(events) == ["missing_block_open"]
+        else:
+            assert calls(events) == [] and texts(events) == doc and codes(events) == []
+
+
+GLM = REGISTRY["glm45"]
+GLM_CODE = {"value": "missing_value_open", "key": "doubled_key_open", "stray": "stray_value_close"}
+
+
+@given(st.data())
+def test_dropping_or_doubling_a_tolerated_glm_marker_keeps_the_calls_and_says_so(data: st.DataObject) -> None:
+    """GLM documents rendered by the grammar (GLM-4.5 or GLM-5 spacing), one call
+    changed as models write it: one <arg_value> left out, one <arg_key> doubled, or a
+    zero-argument call with a stray </arg_value>. The same calls and text, plus that
+    tolerance's Diagnostic; under strict, not the same."""
+    how = data.draw(st.sampled_from(sorted(GLM_CODE)))
+    drawn = data.draw(st.lists(call_of(GLM), min_size=1, max_size=3))
+    victim = data.draw(st.integers(0, len(drawn) - 1))
+    variant = data.draw(st.integers(0, 1))
+    if how == "stray":
+        name, _params, _args = drawn[victim]
+        drawn[victim] = (name, [], {})
+    elif not drawn[victim][1]:
+        how = "stray"  # no parameter to change
+    pieces: list[str] = []
+    text: list[str] = []
+    for k, (name, params, _args) in enumerate(drawn):
+        prose = data.draw(DOT_PROSE)
+        pieces.append(prose)
+        text.append(prose)
+        block = GLM.render([(name, params)], variant)
+        if k == victim and how == "stray":
+            block = block.replace("</tool_call>", "</arg_value></tool_call>")
+        elif k == victim and how == "key":
+            at = data.draw(st.integers(0, block.count("<arg_key>") - 1))
+            i = [m for m in range(len(block)) if block.startswith("<arg_key>", m)][at]
+            block = block[:i] + "<arg_key>" + block[i:]
+        elif k == victim:
+            # a value that begins with whitespace or a start character cannot lose its
+            # opener unchanged: spaces before it are markup, a tag there is read again
+            opens = [m for m in range(len(block)) if block.startswith("<arg_value>", m)
+                     and block[m + len("<arg_value>") : m + len("<arg_value>") + 1] not in (" ", "\t", "\r", "\n", "<", "＜")]
+            if not opens:
+                how = "key"
+                i = block.index("<arg_key>")
+                block = block[:i] + "<arg_key>" + block[i:]
+            else:
+                i = data.draw(st.sampled_from(opens))
+                block = block[:i] + block[i + len("<arg_value>"):]
+        pieces.append(block)
+    tail = data.draw(DOT_PROSE)
+    pieces.append(tail)
+    text.append(tail)
+    doc = "".join(pieces)
+    expected = [(n, a) for n, _p, a in drawn]
+    for kw in ({"dialects": ["glm45"]}, {}):
+        events = run(data.draw(chunks(doc)), **kw)
+        assert calls(events) == expected
+        assert texts(events) == "".join(text)
+        assert codes(events) == [GLM_CODE[how]]
+        assert "".join(e.raw for e in events) == doc
+        deltas_match(events)
+    strict = run([doc], dialects=["glm45"], strict=True)
+    assert calls(strict) != expected or codes(strict)
