@@ -92,7 +92,9 @@ Rules every marker pattern obeys (checked by :func:`validate`, errors name the r
 2. in a context that scans prose or a value in bulk, no start character of that context
    can occur after a marker's first character: a failed attempt at a marker then never
    hides a marker that starts inside it, which is what lets the compiled runner skip
-   ahead without re-reading (checked per context when the machine is composed);
+   ahead without re-reading (checked per context when the machine is composed). A
+   marker after a declared ``Prefix`` breaks it by design: its context's matcher then
+   checks chunk tails from every start character (``Matcher.exact_tail``) instead;
 3. every example literal fully matches its pattern and stays within ``MAX_TAG_CHARS``;
    the first characters of the examples are the marker's start characters.
 """

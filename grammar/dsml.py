@@ -26,7 +26,9 @@ Tolerated (dialects.md §1, §10; each with its Diagnostic, none under ``strict`
   call must name a known tool, else it stays text;
 - ``implied_call_close``: ``</invoke>`` left out before the next invoke or the block
   close;
-- ``unwrapped_arguments``: every argument wrapped in one ``arguments`` parameter.
+- ``unwrapped_arguments``: every argument wrapped in one ``arguments`` parameter;
+- ``doubled_lt``: a ``<`` written twice before a DSML marker (``<<｜DSML｜tool_calls>``),
+  a ``Prefix`` of every DSML marker but a value's close.
 """
 
 from __future__ import annotations

@@ -18,6 +18,11 @@ against grammar rule 2); the value is between ``<arg_value>`` and ``</arg_value>
 which closes it only where ``<arg_key>`` or ``</tool_call>`` follows (a literal
 ``</arg_value>`` in a file body is data).
 
+Tolerated (dialects.md §12; each with its Diagnostic, none under ``strict``):
+``</arg_key>`` written twice (``doubled_key_close``), the value's ``<arg_value>`` left
+out (``missing_value_open``), ``<arg_key>`` written twice (``doubled_key_open``), and
+``</arg_value>`` after a zero-argument name (``stray_value_close``).
+
 Values: the template writes strings raw and anything else as JSON, so a value is JSON
 when it parses, else raw text (``ValueStyle.json_when_valid``): a string-typed
 parameter stays raw; without a schema a JSON object, array, number or boolean is

@@ -466,6 +466,8 @@ def test_the_diagrams_draw_the_tolerated_paths() -> None:
     xml = (root / "dialect-xml.dot").read_text(encoding="utf-8")
     assert "~&lt;/arg_key&gt;&lt;arg_value&gt;" in glm  # doubled_key_close
     assert "xml.bare." in xml  # gateway XML without <tool_calls>
+    assert "~&lt;&lt;｜DSML｜function_calls&gt;" in dsml  # doubled_lt
+    assert "~stray_value_close" in glm and "~doubled_key_open" in glm and "imply_open:" in glm  # GLM-5
     # and a strict machine has none of them
     from callsieve.machine import compose
 
@@ -474,6 +476,7 @@ def test_the_diagrams_draw_the_tolerated_paths() -> None:
     assert not [n for n in names if ".bare." in n]
     assert not [t for t in strict.decl.transitions if "imply_value_close" in t.actions or "value_quote" in t.actions]
     assert not [k for k in strict.hits if "~" in k]
+    assert not [t for t in strict.decl.transitions if any(a.startswith("imply_open:") for a in t.actions)]
 
 
 @pytest.mark.parametrize("policy", ["text", "drop", "raise"])
