@@ -79,7 +79,12 @@ class Matcher:
         #: broken across dialects that share the context, e.g. a ``[`` dialect beside a
         #: tag whose attribute may hold ``[``): a chunk's tail is then checked from every
         #: start character, not only the last.
-        self.exact_tail = any(e.prefixed or _continues(e.marker, self.start_chars) for e in entries)
+        self.exact_tail = any(not e.prefixed and _continues(e.marker, self.start_chars) for e in entries)
+        #: A marker after a stray one-character prefix (``grammar.api.Prefix``) is listened
+        #: for here: its start character continues the prefix, so a marker running off a
+        #: chunk's end may start one character before the last start character too (the
+        #: marker itself keeps rule 2: nowhere else).
+        self.prefix_tail = any(e.prefixed for e in entries)
         #: The characters a complete marker of this context can end with, or "" when
         #: some pattern's last atom does not say (``viable_end`` then steps).
         ends = [last_chars(e.marker.pattern) for e in entries]
@@ -87,7 +92,10 @@ class Matcher:
         if entries:
             alts = "|".join(f"(?P<M{i}>{e.marker.pattern})" for i, e in enumerate(entries))
             self._partial: Any = regex.compile(alts)
-            plain = [_NAMED_GROUP.sub("(?:", e.marker.pattern) for e in entries]
+            # (A marker after a stray prefix is not scanned for: the scan stops one
+            # character early instead, where a start character stands right before a
+            # marker it found; ``prefix_tail``.)
+            plain = [_NAMED_GROUP.sub("(?:", e.marker.pattern) for e in entries if not e.prefixed]
             self.scan_rest, self.scan_other = _factored(plain, self.start_chars)
         else:
             self._partial = None

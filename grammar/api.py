@@ -93,8 +93,8 @@ Rules every marker pattern obeys (checked by :func:`validate`, errors name the r
    can occur after a marker's first character: a failed attempt at a marker then never
    hides a marker that starts inside it, which is what lets the compiled runner skip
    ahead without re-reading (checked per context when the machine is composed). A
-   marker after a declared ``Prefix`` breaks it by design: its context's matcher then
-   checks chunk tails from every start character (``Matcher.exact_tail``) instead;
+   marker after a declared ``Prefix`` (one start character) breaks it by design, in one
+   known place, which the compiled runner checks too (``Matcher.prefix_tail``);
 3. every example literal fully matches its pattern and stays within ``MAX_TAG_CHARS``;
    the first characters of the examples are the marker's start characters.
 """
@@ -133,11 +133,12 @@ class Prefix:
     of the marker's markup (in the block's ``raw``, so nothing is lost), with a
     ``Diagnostic`` of ``code`` each time it is; text when no marker follows it.
 
-    ``pattern`` should be one literal character or class of them (``[<＜]``): the
-    prefixed marker is then found by the same factored scan as the marker. Its start
-    characters are the context's own, so it breaks rule 2 by design; its context checks
-    chunk tails from every start character (``Matcher.exact_tail``) instead, which is
-    what rule 2 otherwise saves (see :func:`validate`)."""
+    ``pattern`` is one character: a literal or a class of them (``[<＜]``), so the
+    prefixed marker is found by the same factored scan as the marker. That character is
+    a start character of the context, so the prefixed marker breaks rule 2 by design, in
+    one known place: a marker running off a chunk's end may also start one character
+    before the last start character, and the compiled runner checks there too
+    (``Matcher.prefix_tail``)."""
 
     pattern: str
     examples: tuple[str, ...]
@@ -708,6 +709,8 @@ def validate(dialect: Dialect) -> None:
                 raise GrammarError(f"{where}: a prefix's code must be lower_snake_case")
             if not p.examples or not all(regex.fullmatch(p.pattern, ex) for ex in p.examples):
                 raise GrammarError(f"{where}: give examples its pattern {p.pattern!r} matches (rule 3)")
+            if not re.fullmatch(r"\[(?:[^\]\\^]|\\.)+\]|\\?[^\\()|?*+{}\[\].^$]", p.pattern) or first_chars(p.pattern) is None:
+                raise GrammarError(f"{where}: a prefix is one character, a literal or a class of literal characters")
             validate_marker(m.with_prefix(p), where)
     for r in dialect.reasoning:
         for m in (r.open, r.close):

@@ -230,3 +230,19 @@ def test_a_header_case_names_a_known_body_and_its_call_block_is_opened_by_its_en
     rejects(replace(DIALECT, name="h2", headers=(bad_pattern,)), "header case 'x' does not compile")
     prose_block = replace(HEADER.call, prose=True)
     rejects(replace(DIALECT, name="h3", blocks=(prose_block,), headers=(replace(HEADER, call=prose_block),)), "prose=False")
+
+
+def test_a_prefix_the_rules() -> None:
+    from callsieve.grammar.api import Prefix
+
+    def with_prefix(p: Prefix) -> Dialect:
+        return dialect(call=Marker(CALL.pattern, CALL.examples, CALL.label, prefixes=(p,)))
+
+    rejects(with_prefix(Prefix("<<", ("<<",), "twice")), "a prefix is one character")
+    rejects(with_prefix(Prefix("[a-z]", ("a",), "letter")), "a prefix is one character")
+    rejects(with_prefix(Prefix("<", ("<",), "Twice")), "a prefix's code must be lower_snake_case")
+    rejects(with_prefix(Prefix("<", ("x",), "twice")), "give examples its pattern")
+    ok = with_prefix(Prefix("[<＜]", ("<", "＜"), "twice"))
+    r = callsieve.parse('<calls><<c name="f"><p name="k">v</p></c></calls>', dialects=[ok])
+    assert [(c.name, c.arguments) for c in r.calls] == [("f", {"k": "v"})]
+    assert [d.code for d in r.diagnostics] == ["twice"]
