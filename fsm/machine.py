@@ -188,7 +188,7 @@ class _Composer:
             # Tolerated variants and stray prefixes: entries of their own (their rows are
             # the marker's), so that the diagrams draw the tolerated path beside the
             # marker's. A prefix goes before the marker and before each variant.
-            shown = marker.shown()
+            shown = repr(marker.shown())
             for v in marker.variants:
                 self.listen(origin, marker.as_variant(v), rows, data, needs_name, scope, codes=(v.code,), reads_as=shown)
             for p in marker.prefixes:
@@ -240,7 +240,7 @@ class _Composer:
             # read where models write it, reported; shown apart in the diagrams.
             m = lf.marker
             self.listen(origin, Marker(m.pattern, m.examples, f"{m.shown()} ~{lf.stray}"), [(guards, dest, first + (action,))],
-                        Act(lf, (), enter), needs_name=named, scope=scope, codes=(lf.stray,), reads_as=f"a stray {m.shown()}")
+                        Act(lf, (), enter), needs_name=named, scope=scope, codes=(lf.stray,), reads_as="nothing: a marker the format does not have there")
             return
         self.listen(origin, lf.marker, [(guards, dest, first + (action,))], Act(lf, (), enter), needs_name=named, scope=scope)
 

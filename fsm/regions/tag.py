@@ -139,7 +139,7 @@ class TagModel(ModelBase):
         if hit is not None:
             e = hit.entry
             for code in e.codes:
-                self.tolerate(code, f"{tag!r} read as {e.reads_as or e.marker.shown()!r} ({code})", self.tag_start)
+                self.tolerate(code, f"{tag!r} read as {e.reads_as or repr(e.marker.shown())} ({code})", self.tag_start)
         return tag
 
     def tag_reject(self, ch: str) -> None:
