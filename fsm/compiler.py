@@ -427,6 +427,7 @@ def _make_scanner(rule: BulkRule, matcher: Matcher | None) -> Scanner:
     tail_viable = matcher.tail_viable
     starts = matcher.start_chars
     exact_tail = matcher.exact_tail
+    prefix_tail = matcher.prefix_tail
     first = "<" if "<" in starts else starts[0]
     rare = starts.replace(first, "")
     # Chunks holding no rare start character (``＜`` is rare; so is ``[`` in most
@@ -460,6 +461,11 @@ def _make_scanner(rule: BulkRule, matcher: Matcher | None) -> Scanner:
         else:
             m = search_first(s, i)
         j = m.start() if m else n
+        if prefix_tail and i < j < n and s[j - 1] in starts:
+            # (markers after a stray prefix are not in the scan pattern: stop on the
+            # start character before what it found, which may be that prefix; stepping
+            # it through the table is exact, and early is never wrong)
+            j -= 1
         lo = n - MAX_TAG_CHARS
         if lo < i:
             lo = i
@@ -477,7 +483,10 @@ def _make_scanner(rule: BulkRule, matcher: Matcher | None) -> Scanner:
                 k2 = s.rfind(c, lo)
                 if k2 > k:
                     k = k2
-            if 0 <= k < j and tail_viable(s, k):
-                j = k
+            if 0 <= k < j:
+                if prefix_tail and k > lo and s[k - 1] in starts and tail_viable(s, k - 1):
+                    j = k - 1  # a stray prefix (one start character) before that marker
+                elif tail_viable(s, k):
+                    j = k
         return j
     return scan_markers

@@ -127,7 +127,8 @@ class Diagnostic:
     ``missing_block_open``, ``implied_param_close``, ``implied_call_close``,
     ``dsml_variant``, ``python_literal``, ``repeated_param_array``, ``call_id_variant``,
     ``unwrapped_arguments``, ``doubled_key_close``,
-    ``glued_content_type``, ``param_close_variant``. ``message`` says what happened, for people;
+    ``glued_content_type``, ``param_close_variant``, ``doubled_lt``, ``missing_value_open``,
+    ``doubled_key_open``, ``stray_value_close``. ``message`` says what happened, for people;
     ``raw`` holds input only when the policy dropped it."""
 
     code: str

@@ -87,7 +87,7 @@ from callsieve.matcher import Entry, Matcher, continuation
 from callsieve.regions import ModelBase, capture, cdata, header, json_body, json_value, prose, reasoning, tag, value
 from callsieve.regions.block import position_rules, position_state
 from callsieve.regions.tag import Fork, ForkCandidate
-from callsieve.structure import Layout, Leaf, ValueSpec, compile_dialect
+from callsieve.structure import Layout, Leaf, Position, ValueSpec, compile_dialect
 
 ENGINE_MODELS: tuple[type, ...] = (
     prose.ProseModel, reasoning.ReasoningModel, cdata.CdataModel, json_value.JsonModel, json_body.JsonBodyExtras,
@@ -172,23 +172,31 @@ class _Composer:
     # ------------------------------------------------------------ listen rules
     def listen(self, origin: str, marker: Marker, rows: list[tuple[tuple[str, ...], str, tuple[str, ...]]],
                data: object = None, needs_name: bool = False, scope: str | None = None, key: str = "",
-               code: str = "") -> None:
+               codes: tuple[str, ...] = (), prefixed: bool = False, reads_as: str = "") -> None:
         where = f"{origin}@{scope}" if scope else origin
         key = key or f"hit:{where}:{marker.shown()}"
         if key in self.hits:
             raise GrammarError(f"two markers shown as {marker.shown()!r} listened for in {where}")
         self.hits[key] = (where, marker.shown())
-        entry = Entry(key, marker, data, needs_name, code)
+        entry = Entry(key, marker, data, needs_name, codes, prefixed, reads_as)
         if scope is None:
             self.entries.setdefault(origin, []).append((entry, rows))
         else:
             self.scoped_entries.setdefault(origin, {}).setdefault(scope, []).append((entry, rows))
         self.listens.setdefault(where, []).extend((key, marker, dest) for _g, dest, _a in rows)
-        if not self.strict and not code:
-            # Tolerated variants: entries of their own (their rows are the marker's),
-            # so that the diagrams draw the tolerated path beside the marker's.
+        if not self.strict and not codes:
+            # Tolerated variants and stray prefixes: entries of their own (their rows are
+            # the marker's), so that the diagrams draw the tolerated path beside the
+            # marker's. A prefix goes before the marker and before each variant.
+            shown = repr(marker.shown())
             for v in marker.variants:
-                self.listen(origin, marker.as_variant(v), rows, data, needs_name, scope, code=v.code)
+                self.listen(origin, marker.as_variant(v), rows, data, needs_name, scope, codes=(v.code,), reads_as=shown)
+            for p in marker.prefixes:
+                self.listen(origin, marker.with_prefix(p), rows, data, needs_name, scope, codes=(p.code,), prefixed=True,
+                            reads_as=shown)
+                for v in marker.variants:
+                    self.listen(origin, marker.as_variant(v).with_prefix(p), rows, data, needs_name, scope,
+                                codes=(p.code, v.code), prefixed=True, reads_as=shown)
 
     def target(self, lf: Leaf, layout: Layout) -> tuple[str, Leaf | None]:
         """Where reading ``lf`` leads: the position after it, or straight into the body
@@ -227,6 +235,13 @@ class _Composer:
         named = lf.kind == "call_open" and ("(?P<name>" in lf.marker.pattern or "(?P<attrs>" in lf.marker.pattern)
         if lf.kind == "param_begin":
             named = lf.param is not None and lf.param.key_capture() is None  # else a capture gives the key
+        if lf.stray:
+            # Tolerance (``Opt(marker, stray=CODE)``): a marker the format does not have,
+            # read where models write it, reported; shown apart in the diagrams.
+            m = lf.marker
+            self.listen(origin, Marker(m.pattern, m.examples, f"{m.shown()} ~{lf.stray}"), [(guards, dest, first + (action,))],
+                        Act(lf, (), enter), needs_name=named, scope=scope, codes=(lf.stray,), reads_as="nothing: a marker the format does not have there")
+            return
         self.listen(origin, lf.marker, [(guards, dest, first + (action,))], Act(lf, (), enter), needs_name=named, scope=scope)
 
     # ------------------------------------------------------------ composition
@@ -290,7 +305,7 @@ class _Composer:
                 continue  # a marker leads straight into the body, or only a capture is before it
             self.states.append(position_state(pos))
             covered, rest = self._route(pos, bodies, layout)
-            self.rules += position_rules(pos, covered, rest)
+            self.rules += position_rules(pos, covered, rest, self._implied_open(pos, layout))
             for lf in pos.follow:
                 if lf.marker is not None:
                     self.structural(pos.name, lf, layout)
@@ -324,6 +339,23 @@ class _Composer:
                         if lf.kind in ("call_open", "block_open") and m is not None and m not in taken:
                             taken.append(m)
                             self.listen(s.state, m, [((), s.state, ("value_quote",))], s, scope=s.name)
+
+    def _implied_open(self, pos: Position, layout: Layout) -> tuple[str, str] | None:
+        """Tolerance (``Opt(marker, missing=CODE)``): where a value's opener is expected
+        and something else stands (a character, or a held tag that is no marker of this
+        position), the value begins there. Returns the value's state and the action."""
+        opens = [lf for lf in pos.follow if lf.kind == "param_open" and lf.missing]
+        if not opens:
+            return None
+        if len(opens) > 1 or len(pos.follow) != 1:
+            raise GrammarError(f"dialect {layout.dialect.name}: at {pos.name} a value's opener that may be left out must be "
+                               "the only thing that may follow (else nothing tells what the text is)")
+        lf = opens[0]
+        spec = layout.values[lf.id][-1]  # the default body: no open marker's fields to choose by
+        act = f"imply_open:{lf.name}"
+        self.actions[act] = _imply_open_action(spec, lf.missing)
+        self.rules += on("maybe_tag", ALL, spec.state, act, "reprocess", when=[f"from:{pos.name}"], rank=RANK_RETURN + 900)
+        return spec.state, act
 
     def _route(self, pos: object, bodies: list[Leaf], layout: Layout) -> tuple[tuple[str, ...], bool]:
         """A position where several bodies may begin: the first character decides
@@ -445,7 +477,8 @@ class _Composer:
             dests[layout.dialect.name] = dest
             decide = lf.spec.block.decide
             if decide is not None:
-                firsts = [decide]
+                # (its variants: what a tolerated deviation writes after the opener)
+                firsts = [decide] + ([] if self.strict else [decide.as_variant(v) for v in decide.variants])
             else:
                 firsts = []
                 for x in layout.after[lf.id].follow:
@@ -614,6 +647,14 @@ def _enter_action(leaf: Leaf) -> Callable[[Any, str], None]:
     return action
 
 
+def _imply_open_action(spec: ValueSpec, code: str) -> Callable[[Any, str], None]:
+    def action(self: Any, ch: str) -> None:
+        self.imply_value_open(spec, code)
+
+    action.__name__ = f"imply_open:{spec.name}"
+    return action
+
+
 def _capture_guard(name: str) -> Callable[[Any, str], bool]:
     def guard(self: Any, ch: str) -> bool:
         return bool(self.capture_is(name))
@@ -700,6 +741,8 @@ def _check_rule2(decl: Declaration, matchers: dict[str, Matcher], scoped: dict[s
         ms = [matchers[state]] if state in matchers else list(scoped.get(state, {}).values())
         for m in ms:
             for e in m.entries:
+                if e.prefixed:
+                    continue  # broken by design; the matcher checks this context's tails exactly
                 own = _dialect_of(e, owner)
                 chars = "".join(sorted({c for x in m.entries if _dialect_of(x, owner) in (own, "") for c in x.marker.start_chars()}))
                 for s in chars:

@@ -51,9 +51,14 @@ class Entry:
     data: object = None
     #: An open that must carry a name (call or parameter): without one it is no marker.
     needs_name: bool = False
-    #: A tolerated variant of a marker (``grammar.api.Variant``): the Diagnostic code
-    #: recorded when it is read ("" for the marker itself).
-    code: str = ""
+    #: A tolerated variant of a marker (``grammar.api.Variant``, ``Prefix``): the
+    #: Diagnostic codes recorded when it is read (none for the marker itself).
+    codes: tuple[str, ...] = ()
+    #: The marker after a tolerated stray prefix (``grammar.api.Prefix``): its start
+    #: characters continue it by design (rule 2); its context checks tails exactly.
+    prefixed: bool = False
+    #: For a tolerated entry: how the marker it stands for is shown (its messages).
+    reads_as: str = ""
 
 
 @dataclass(frozen=True)
@@ -74,7 +79,12 @@ class Matcher:
         #: broken across dialects that share the context, e.g. a ``[`` dialect beside a
         #: tag whose attribute may hold ``[``): a chunk's tail is then checked from every
         #: start character, not only the last.
-        self.exact_tail = any(_continues(e.marker, self.start_chars) for e in entries)
+        self.exact_tail = any(not e.prefixed and _continues(e.marker, self.start_chars) for e in entries)
+        #: A marker after a stray one-character prefix (``grammar.api.Prefix``) is listened
+        #: for here: its start character continues the prefix, so a marker running off a
+        #: chunk's end may start one character before the last start character too (the
+        #: marker itself keeps rule 2: nowhere else).
+        self.prefix_tail = any(e.prefixed for e in entries)
         #: The characters a complete marker of this context can end with, or "" when
         #: some pattern's last atom does not say (``viable_end`` then steps).
         ends = [last_chars(e.marker.pattern) for e in entries]
@@ -82,7 +92,10 @@ class Matcher:
         if entries:
             alts = "|".join(f"(?P<M{i}>{e.marker.pattern})" for i, e in enumerate(entries))
             self._partial: Any = regex.compile(alts)
-            plain = [_NAMED_GROUP.sub("(?:", e.marker.pattern) for e in entries]
+            # (A marker after a stray prefix is not scanned for: the scan stops one
+            # character early instead, where a start character stands right before a
+            # marker it found; ``prefix_tail``.)
+            plain = [_NAMED_GROUP.sub("(?:", e.marker.pattern) for e in entries if not e.prefixed]
             self.scan_rest, self.scan_other = _factored(plain, self.start_chars)
         else:
             self._partial = None

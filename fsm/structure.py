@@ -80,6 +80,12 @@ class Leaf:
     call: Call | None = None
     #: The leaf begins its call (a call with no open marker starts here).
     starts_call: bool = False
+    #: Tolerance (``Opt(marker, stray=CODE)``): the marker is no part of the format but
+    #: models write it; read, it is reported with this code ("" : a marker of the format).
+    stray: str = ""
+    #: Tolerance (``Opt(marker, missing=CODE)`` as a value's opener): the marker may be
+    #: left out, the value then begins where it was expected ("" : it is required).
+    missing: str = ""
 
     def label(self) -> str:
         if self.marker is not None:
@@ -187,7 +193,12 @@ class _Builder:
         if isinstance(n, JsonCalls):
             return self.leaf("json_calls", body=n)
         if isinstance(n, Opt):
+            if n.stray and self.strict:
+                return set(), set(), True  # a stray marker is no part of the format
             f, l, _n = self.node(n.item)
+            if n.stray:
+                for leaf_id in f:
+                    self.leaves[leaf_id].stray = n.stray
             return f, l, True
         if isinstance(n, Alt):
             first: set[int] = set()
@@ -237,8 +248,13 @@ class _Builder:
             for x in n.between[:-1]:
                 parts.append(self.leaf("capture", body=x, param=n) if isinstance(x, Capture) else self.node(x))
             value_open = n.between[-1]
+            missing = ""
+            if isinstance(value_open, Opt):  # the value's opener may be left out (a tolerance)
+                missing = "" if self.strict else value_open.missing
+                value_open = value_open.item
             assert isinstance(value_open, Marker)
             parts.append(self.leaf("param_open", value_open, param=n))
+            self.leaves[-1].missing = missing
             parts.append(self.leaf("value", value=n.value, param=n))
             return self.seq(parts)
         raise GrammarError(f"dialect {self.dialect.name}: {type(n).__name__} is not a structure node")

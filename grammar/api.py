@@ -65,6 +65,18 @@ every time it is used, and ``Sieve(strict=True)`` composes the machine without a
                                     (harmony ``to=functions.shelljson``: ``json``
                                     glued to the name); with ``tools=``, taken only
                                     when it names a known tool and the case does not
+    Marker(..., prefixes=(Prefix(pattern, examples, code),))
+                                    stray text before the marker read as its markup
+                                    (DSML ``<<｜DSML｜tool_calls>``: a doubled ``<``)
+    Opt(marker, stray=CODE)         a marker the format does not have but models write
+                                    (GLM ``</arg_value>`` after a zero-argument name;
+                                    a doubled ``<arg_key>``): read where it stands
+    Opt(marker, missing=CODE)       the value's opener (last of ``Param.between``) may
+                                    be left out: what stands there begins the value
+                                    (GLM-5 ``<arg_key>k</arg_key>v</arg_value>``)
+    Block(decide=Marker(..., variants=...))
+                                    a shared opener's lookahead may also accept what
+                                    a tolerated deviation writes after it
     Block(None, ..., tolerance=CODE) a bare block that is a deviation (a call written
                                     without its wrapper): with ``tools=`` given its
                                     calls must all name known tools, else it stays
@@ -80,7 +92,9 @@ Rules every marker pattern obeys (checked by :func:`validate`, errors name the r
 2. in a context that scans prose or a value in bulk, no start character of that context
    can occur after a marker's first character: a failed attempt at a marker then never
    hides a marker that starts inside it, which is what lets the compiled runner skip
-   ahead without re-reading (checked per context when the machine is composed);
+   ahead without re-reading (checked per context when the machine is composed). A
+   marker after a declared ``Prefix`` (one start character) breaks it by design, in one
+   known place, which the compiled runner checks too (``Matcher.prefix_tail``);
 3. every example literal fully matches its pattern and stays within ``MAX_TAG_CHARS``;
    the first characters of the examples are the marker's start characters.
 """
@@ -114,22 +128,49 @@ class Variant:
 
 
 @dataclass(frozen=True)
+class Prefix:
+    """Stray text a model writes right before a marker (a doubled ``<``): read as part
+    of the marker's markup (in the block's ``raw``, so nothing is lost), with a
+    ``Diagnostic`` of ``code`` each time it is; text when no marker follows it.
+
+    ``pattern`` is one character: a literal or a class of them (``[<＜]``), so the
+    prefixed marker is found by the same factored scan as the marker. That character is
+    a start character of the context, so the prefixed marker breaks rule 2 by design, in
+    one known place: a marker running off a chunk's end may also start one character
+    before the last start character, and the compiled runner checks there too
+    (``Matcher.prefix_tail``)."""
+
+    pattern: str
+    examples: tuple[str, ...]
+    code: str
+
+
+@dataclass(frozen=True)
 class Marker:
     """One marker: a pattern over a complete tag, and literal examples of it.
 
     Named groups the engine reads: ``name`` (a call's name or a parameter's key),
     ``attrs`` (an attribute list, parsed into fields: ``name``, ``string``, ...).
     ``variants``: tolerated misspellings (:class:`Variant`), left out under strict.
+    ``prefixes``: tolerated stray text before it (:class:`Prefix`), left out under
+    strict; a prefix goes with the marker and with each of its variants.
     """
 
     pattern: str
     examples: tuple[str, ...]
     label: str = ""
     variants: tuple[Variant, ...] = ()
+    prefixes: tuple[Prefix, ...] = ()
 
     def as_variant(self, v: Variant) -> "Marker":
         """The variant as a marker of its own (what a matcher listens for)."""
         return Marker(v.pattern, v.examples, v.label or f"{self.shown()} ~{v.code}")
+
+    def with_prefix(self, p: Prefix) -> "Marker":
+        """The marker written after the stray prefix, as a marker of its own. (Examples:
+        the first prefix before every example, every prefix before the first.)"""
+        examples = tuple(p.examples[0] + ex for ex in self.examples) + tuple(pe + self.examples[0] for pe in p.examples[1:])
+        return Marker(p.pattern + "(?:" + self.pattern + ")", examples, f"~{p.examples[0]}{self.shown()}")
 
     def shown(self) -> str:
         return self.label or self.examples[0]
@@ -285,7 +326,21 @@ class Many:
 
 @dataclass(frozen=True)
 class Opt:
+    """An optional node. As a tolerance, one side of it is a deviation, reported:
+
+    ``stray=CODE``: the item is not in the format, but models write it (GLM's
+    ``</arg_value>`` after a zero-argument name): read when present, with a
+    ``Diagnostic``; under strict the node is left out of the grammar.
+
+    ``missing=CODE``: the item, a marker, is in the format, but models leave it out;
+    only as the marker a value follows (the last of ``Param.between``, GLM's
+    ``<arg_value>``): where it is expected, anything that is no marker listened for
+    there begins the value, with a ``Diagnostic``; under strict the marker is required.
+    """
+
     item: "Node"
+    stray: str = ""
+    missing: str = ""
 
 
 @dataclass(frozen=True)
@@ -609,14 +664,19 @@ def validate(dialect: Dialect) -> None:
         if isinstance(n, Param):
             if n.between:
                 caps = [x for x in n.between if isinstance(x, Capture)]
-                if len(caps) > 1 or any(not isinstance(x, (Marker, Capture)) for x in n.between):
+                strays = [x for x in n.between[:-1] if isinstance(x, Opt)]
+                if len(caps) > 1 or any(not isinstance(x, (Marker, Capture, Opt)) for x in n.between) or any(
+                        not isinstance(x.item, Marker) or not x.stray for x in strays):
                     raise GrammarError(
-                        f"dialect {dialect.name}: parameter {n.open.shown()!r}: between holds markers and at most one capture"
+                        f"dialect {dialect.name}: parameter {n.open.shown()!r}: between holds markers and at most one "
+                        "capture (and stray markers, Opt(marker, stray=CODE)), the last the value's opener"
                     )
-                if not isinstance(n.between[-1], Marker):
+                last = n.between[-1]
+                if not isinstance(last, Marker) and not (isinstance(last, Opt) and isinstance(last.item, Marker)
+                                                         and last.missing and not last.stray):
                     raise GrammarError(
                         f"dialect {dialect.name}: parameter {n.open.shown()!r}: between must end with a marker "
-                        "(the one the value follows)"
+                        "(the one the value follows), or Opt(marker, missing=CODE) when models leave it out"
                     )
                 if caps and "(?P<name>" not in caps[0].pattern:
                     raise GrammarError(
@@ -643,6 +703,15 @@ def validate(dialect: Dialect) -> None:
             for ex in v.examples:
                 if own.fullmatch(ex):
                     raise GrammarError(f"{where}: example {ex!r} is the marker itself, not a variant")
+        for p in m.prefixes:
+            where = f"dialect {dialect.name}, prefix {p.code!r} of marker {m.shown()!r}"
+            if not re.fullmatch(r"[a-z][a-z0-9_]*", p.code):
+                raise GrammarError(f"{where}: a prefix's code must be lower_snake_case")
+            if not p.examples or not all(regex.fullmatch(p.pattern, ex) for ex in p.examples):
+                raise GrammarError(f"{where}: give examples its pattern {p.pattern!r} matches (rule 3)")
+            if not re.fullmatch(r"\[(?:[^\]\\^]|\\.)+\]|\\?[^\\()|?*+{}\[\].^$]", p.pattern) or first_chars(p.pattern) is None:
+                raise GrammarError(f"{where}: a prefix is one character, a literal or a class of literal characters")
+            validate_marker(m.with_prefix(p), where)
     for r in dialect.reasoning:
         for m in (r.open, r.close):
             validate_marker(m, f"dialect {dialect.name}, reasoning marker {m.shown()!r}")
@@ -651,6 +720,19 @@ def validate(dialect: Dialect) -> None:
     for b in dialect.blocks:
         if b.tolerance and b.open is not None:
             raise GrammarError(f"dialect {dialect.name}: only a bare block (open=None) may be a tolerance")
+    in_between = {id(x) for n in _walk(dialect.blocks) if isinstance(n, Param) for x in n.between}
+    for n in _walk(dialect.blocks):
+        if isinstance(n, Opt):
+            for code in (n.stray, n.missing):
+                if code and not re.fullmatch(r"[a-z][a-z0-9_]*", code):
+                    raise GrammarError(f"dialect {dialect.name}: Opt code {code!r}: use lower_snake_case")
+            if n.stray and n.missing:
+                raise GrammarError(f"dialect {dialect.name}: an Opt is stray or missing, not both")
+            if n.stray and not isinstance(n.item, Marker):
+                raise GrammarError(f"dialect {dialect.name}: Opt(stray=) holds one marker")
+            if n.missing and id(n) not in in_between:
+                raise GrammarError(f"dialect {dialect.name}: Opt(missing=) stands only as a value's opener "
+                                   "(the last of Param.between)")
     for n in _walk(dialect.blocks):
         if isinstance(n, Capture):
             try:
@@ -668,6 +750,13 @@ def validate(dialect: Dialect) -> None:
             for ex in d.examples:
                 if not pd.fullmatch(ex):
                     raise GrammarError(f"dialect {dialect.name}: decide example {ex!r} does not match its pattern")
+            for v in d.variants:
+                try:
+                    pv = regex.compile(v.pattern)
+                except regex.error as e:
+                    raise GrammarError(f"dialect {dialect.name}: decide variant {v.code!r} does not compile: {e}") from None
+                if not v.examples or not all(pv.fullmatch(ex) for ex in v.examples):
+                    raise GrammarError(f"dialect {dialect.name}: decide variant {v.code!r}: give examples its pattern matches")
 
 
 def _check_naming_variant(dialect: Dialect, kind: str, v: Variant, whole: bool) -> None:

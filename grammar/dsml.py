@@ -26,12 +26,14 @@ Tolerated (dialects.md §1, §10; each with its Diagnostic, none under ``strict`
   call must name a known tool, else it stays text;
 - ``implied_call_close``: ``</invoke>`` left out before the next invoke or the block
   close;
-- ``unwrapped_arguments``: every argument wrapped in one ``arguments`` parameter.
+- ``unwrapped_arguments``: every argument wrapped in one ``arguments`` parameter;
+- ``doubled_lt``: a ``<`` written twice before a DSML marker (``<<｜DSML｜tool_calls>``),
+  a ``Prefix`` of every DSML marker but a value's close.
 """
 
 from __future__ import annotations
 
-from callsieve.grammar.api import Block, Call, Choose, Dialect, JsonValue, Many, Marker, Param, Raw, ValueStyle, Variant
+from callsieve.grammar.api import Block, Call, Choose, Dialect, JsonValue, Many, Marker, Param, Prefix, Raw, ValueStyle, Variant
 from callsieve.grammar.reasoning import THINK
 from callsieve.grammar.tags import ATTRS, END, GT, LT
 
@@ -91,28 +93,38 @@ def _variant(name_re: str, name: str, close: bool, attrs_re: str = "", attrs: st
     )
 
 
+#: Tolerated (ds2api's "repeated ``<<``"): a ``<`` written twice before a DSML marker;
+#: the stray one is markup, reported. Not before a value's close: a ``<`` there is the
+#: value's last character (``a<</｜DSML｜parameter>`` is the value ``a<``).
+DOUBLED_LT = Prefix(LT, ("<", "\uff1c"), "doubled_lt")
+
 _HYPHENATED = ("function-calls", "functioncalls", "tool_call")
 BLOCK_OPEN = Marker(
     f"{LT}{PREFIX}{BLOCK}{END}", _block_examples(False), "<｜DSML｜function_calls>",
     variants=(_variant(LENIENT_BLOCK, "tool_calls", False, extra=tuple(f"<｜DSML｜{b}>" for b in _HYPHENATED)),),
+    prefixes=(DOUBLED_LT,),
 )
 BLOCK_CLOSE = Marker(
     f"{LT}/{PREFIX}{BLOCK}{END}", _block_examples(True), "</｜DSML｜function_calls>",
     variants=(_variant(LENIENT_BLOCK, "tool_calls", True, extra=tuple(f"</｜DSML｜{b}>" for b in _HYPHENATED)),),
+    prefixes=(DOUBLED_LT,),
 )
 INVOKE = Marker(
     f"{LT}{PREFIX}(?i:invoke){ATTRS}{END}", _examples("invoke", False, ' name="f"'), '<｜DSML｜invoke name="…">',
     variants=(_variant("(?i:invoke)", "invoke", False, ATTRS, ' name="f"'),),
+    prefixes=(DOUBLED_LT,),
 )
 INVOKE_END = Marker(
     f"{LT}/{PREFIX}(?i:invoke){END}", _examples("invoke", True), "</｜DSML｜invoke>",
     variants=(_variant("(?i:invoke)", "invoke", True),),
+    prefixes=(DOUBLED_LT,),
 )
 PARAMETER = Marker(
     f"{LT}{PREFIX}(?i:parameter){ATTRS}{END}",
     _examples("parameter", False, ' name="k" string="true"') + _examples("parameter", False, ' name="k" string="false"'),
     '<｜DSML｜parameter name="…" string="…">',
     variants=(_variant("(?i:parameter)", "parameter", False, ATTRS, ' name="k" string="true"'),),
+    prefixes=(DOUBLED_LT,),
 )
 PARAMETER_END = Marker(
     f"{LT}/{PREFIX}(?i:parameter){END}", _examples("parameter", True), "</｜DSML｜parameter>",

@@ -18,6 +18,11 @@ against grammar rule 2); the value is between ``<arg_value>`` and ``</arg_value>
 which closes it only where ``<arg_key>`` or ``</tool_call>`` follows (a literal
 ``</arg_value>`` in a file body is data).
 
+Tolerated (dialects.md §12; each with its Diagnostic, none under ``strict``):
+``</arg_key>`` written twice (``doubled_key_close``), the value's ``<arg_value>`` left
+out (``missing_value_open``), ``<arg_key>`` written twice (``doubled_key_open``), and
+``</arg_value>`` after a zero-argument name (``stray_value_close``).
+
 Values: the template writes strings raw and anything else as JSON, so a value is JSON
 when it parses, else raw text (``ValueStyle.json_when_valid``): a string-typed
 parameter stays raw; without a schema a JSON object, array, number or boolean is
@@ -36,7 +41,7 @@ from __future__ import annotations
 
 import json
 
-from callsieve.grammar.api import Block, Call, Capture, Dialect, Many, Marker, Param, Raw, ValueStyle, Variant
+from callsieve.grammar.api import Alt, Block, Call, Capture, Dialect, Many, Marker, Opt, Param, Raw, ValueStyle, Variant
 from callsieve.grammar.tags import close_tag, open_tag
 from callsieve.grammar.reasoning import THINK
 
@@ -66,22 +71,36 @@ KEY = r"\s*(?P<name>[^\s<>\uff1c](?:[^<>\uff1c\n]{0,126}[^\s<>\uff1c])?)\s*"
 #: qwen3_coder's ``<function=`` nor the ``{`` of a hermes body, up to its line end,
 #: ``<arg_key>`` or ``</tool_call>``. Prose after the opener (``<tool_call> tags``)
 #: fails it at its first space-then-word, and the opener is text again at once.
+_NAME_START = r"[^\s<>\uff1c\uff1e{}\[\]\"'][^\s<>\uff1c]{0,127}[ \t]{0,8}"
 NAME_AHEAD = Marker(
-    r"[^\s<>\uff1c\uff1e{}\[\]\"'][^\s<>\uff1c]{0,127}[ \t]{0,8}(?:\n|" + ARG_KEY.pattern + "|" + TOOL_CALL_END.pattern + ")",
+    _NAME_START + "(?:\\n|" + ARG_KEY.pattern + "|" + TOOL_CALL_END.pattern + ")",
     ("get_weather\n", "f<arg_key>", "get_time</tool_call>", "get_time </tool_call>"),
     "NAME, then a line end or a marker",
+    # a zero-argument name followed by a stray </arg_value> (STRAY_VALUE_CLOSE)
+    variants=(Variant(_NAME_START + ARG_VALUE_END.pattern, ("get_time</arg_value>",), "stray_value_close"),),
 )
+
+#: Tolerated (GLM-5, fw-ai #119): ``</arg_value>`` after a zero-argument call's name
+#: (``<tool_call>get_time</arg_value></tool_call>``): a marker the format does not have,
+#: read there only (before ``</tool_call>``), so it never stands for a value's close.
+STRAY_VALUE_CLOSE = Opt(ARG_VALUE_END, stray="stray_value_close")
+#: Tolerated (sigit PR #95): ``<arg_key>`` written twice (``<arg_key><arg_key>city</arg_key>``).
+DOUBLED_KEY_OPEN = Opt(ARG_KEY, stray="doubled_key_open")
+#: Tolerated (GLM-5, vLLM #49248): the value's ``<arg_value>`` left out
+#: (``<arg_key>city</arg_key>北京</arg_value>``): what follows ``</arg_key>`` (spaces
+#: skipped) is the value, ended by ``</arg_value>`` as usual.
+MISSING_VALUE_OPEN = Opt(ARG_VALUE, missing="missing_value_open")
 
 BLOCK = Block(
     TOOL_CALL,
     Call(
         None,
         Capture(NAME, max_chars=160, label="NAME"),
-        Many(Param(
+        Alt(STRAY_VALUE_CLOSE, Many(Param(
             ARG_KEY,
             Raw(ARG_VALUE_END, ValueStyle(json_when_valid=True)),
-            between=(Capture(KEY, label="KEY"), ARG_KEY_END, ARG_VALUE),
-        )),
+            between=(DOUBLED_KEY_OPEN, Capture(KEY, label="KEY"), ARG_KEY_END, MISSING_VALUE_OPEN),
+        ))),
         close=None,
     ),
     TOOL_CALL_END,

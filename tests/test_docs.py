@@ -38,6 +38,10 @@ PRODUCES: dict[str, tuple[str, dict[str, Any]]] = {
     "doubled_key_close": ("<tool_call>f<arg_key>n</arg_key></arg_key><arg_value>1</arg_value></tool_call>", {}),
     "glued_content_type": ("<|channel|>commentary to=functions.fjson<|message|>{}<|call|>", {}),
     "param_close_variant": (CALL.format(name="f", params="<parameter=n>\n1\n</parameter1>\n"), {}),
+    "doubled_lt": ('<<｜DSML｜tool_calls><｜DSML｜invoke name="f"></｜DSML｜invoke></｜DSML｜tool_calls>', {}),
+    "missing_value_open": ("<tool_call>f<arg_key>n</arg_key>1</arg_value></tool_call>", {}),
+    "doubled_key_open": ("<tool_call>f<arg_key><arg_key>n</arg_key><arg_value>1</arg_value></tool_call>", {}),
+    "stray_value_close": ("<tool_call>f</arg_value></tool_call>", {}),
     "unwrapped_arguments": (CALL.format(name="f", params='<parameter=arguments>\n{"n": 1}\n</parameter>\n'), {"tools": TOOLS}),
 }
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import callsieve
-from callsieve.grammar import Block, Call, Dialect, Many, Marker, Param, Raw, Region
+from callsieve.grammar import Block, Call, Dialect, Many, Marker, Param, Raw, Region, Seq
 from callsieve.grammar.states import ALL, EOF_TRIGGER, Listen, StateDecl, on
 from callsieve.grammar.tags import close_tag, open_tag
 
@@ -88,6 +88,24 @@ def test_a_key_between_markers_the_rules() -> None:
         rejects(dialect(params=Many(Param(KEY, Raw(ARG_END), between=between))), rf"dialect toy: parameter '<k>': {match}")
     rejects(dialect(params=Many(Param(KEY, Raw(ARG_END), between=(KEY_END, VALUE)))),
             r"dialect toy: parameter without a key: parameter open '<k>'.*no capture between it and its value")
+
+
+def test_tolerated_optional_markers_the_rules() -> None:
+    from callsieve.grammar.api import Capture, Opt
+
+    cap = Capture(r"(?P<name>[a-z]+)")
+    rejects(dialect(params=Many(Param(KEY, Raw(ARG_END), between=(Opt(KEY_END), cap, KEY_END, VALUE)))),
+            "between holds markers and at most one capture")  # an Opt there must be a stray marker
+    rejects(dialect(params=Many(Param(KEY, Raw(ARG_END), between=(cap, KEY_END, Opt(VALUE, stray="x"))))),
+            "between must end with a marker")
+    rejects(dialect(params=Seq(Opt(VALUE, missing="gone"), Many(Param(ARG, Raw(ARG_END))))),
+            r"Opt\(missing=\) stands only as a value's opener")
+    rejects(dialect(params=Seq(Opt(Seq(VALUE, VALUE), stray="extra"), Many(Param(ARG, Raw(ARG_END))))),
+            r"Opt\(stray=\) holds one marker")
+    rejects(dialect(params=Seq(Opt(VALUE, stray="Bad"), Many(Param(ARG, Raw(ARG_END))))), "use lower_snake_case")
+    # and a well-formed one composes: the toy's value open may be left out
+    ok = dialect(params=Many(Param(KEY, Raw(ARG_END), between=(cap, KEY_END, Opt(VALUE, missing="gone")))))
+    callsieve.Sieve(dialects=[ok])
 
 
 def test_ambiguous_markers_at_one_position() -> None:
@@ -212,3 +230,19 @@ def test_a_header_case_names_a_known_body_and_its_call_block_is_opened_by_its_en
     rejects(replace(DIALECT, name="h2", headers=(bad_pattern,)), "header case 'x' does not compile")
     prose_block = replace(HEADER.call, prose=True)
     rejects(replace(DIALECT, name="h3", blocks=(prose_block,), headers=(replace(HEADER, call=prose_block),)), "prose=False")
+
+
+def test_a_prefix_the_rules() -> None:
+    from callsieve.grammar.api import Prefix
+
+    def with_prefix(p: Prefix) -> Dialect:
+        return dialect(call=Marker(CALL.pattern, CALL.examples, CALL.label, prefixes=(p,)))
+
+    rejects(with_prefix(Prefix("<<", ("<<",), "twice")), "a prefix is one character")
+    rejects(with_prefix(Prefix("[a-z]", ("a",), "letter")), "a prefix is one character")
+    rejects(with_prefix(Prefix("<", ("<",), "Twice")), "a prefix's code must be lower_snake_case")
+    rejects(with_prefix(Prefix("<", ("x",), "twice")), "give examples its pattern")
+    ok = with_prefix(Prefix("[<＜]", ("<", "＜"), "twice"))
+    r = callsieve.parse('<calls><<c name="f"><p name="k">v</p></c></calls>', dialects=[ok])
+    assert [(c.name, c.arguments) for c in r.calls] == [("f", {"k": "v"})]
+    assert [d.code for d in r.diagnostics] == ["twice"]

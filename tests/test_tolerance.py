@@ -336,7 +336,8 @@ def _dsml(calls_: list[tuple[str, list[tuple[str, str, bool]]]], drop: str, at: 
     bar = "｜"
     lines = [] if drop in ("open", "both") else [f"<{bar}DSML{bar}tool_calls>"]
     for k, (name, params) in enumerate(calls_):
-        lines.append(f'<{bar}DSML{bar}invoke name="{name}">')
+        lt = "<<" if drop == "lt" and k == at else "<"  # (not dropped: a stray < added)
+        lines.append(f'{lt}{bar}DSML{bar}invoke name="{name}">')
         for key, value, is_json in params:
             flag = "false" if is_json else "true"
             lines.append(f'<{bar}DSML{bar}parameter name="{key}" string="{flag}">{value}</{bar}DSML{bar}parameter>')
@@ -347,12 +348,13 @@ def _dsml(calls_: list[tuple[str, list[tuple[str, str, bool]]]], drop: str, at: 
     return "\n".join(lines)
 
 
-DSML_CODE = {"open": "missing_block_open", "both": "missing_block_open", "invoke": "implied_call_close"}
+DSML_CODE = {"open": "missing_block_open", "both": "missing_block_open", "invoke": "implied_call_close",
+             "lt": "doubled_lt"}
 
 
 @given(st.data())
 def test_dropping_a_tolerated_dsml_marker_keeps_the_calls_and_says_so(data: st.DataObject) -> None:
-    drop = data.draw(st.sampled_from(["open", "both", "invoke"]))
+    drop = data.draw(st.sampled_from(["open", "both", "invoke", "lt"]))
     drawn = data.draw(st.lists(call_of(DSML), min_size=1, max_size=3))
     at = data.draw(st.integers(0, len(drawn) - 1))
     before, after = data.draw(DOT_PROSE), data.draw(DOT_PROSE)
@@ -464,6 +466,8 @@ def test_the_diagrams_draw_the_tolerated_paths() -> None:
     xml = (root / "dialect-xml.dot").read_text(encoding="utf-8")
     assert "~&lt;/arg_key&gt;&lt;arg_value&gt;" in glm  # doubled_key_close
     assert "xml.bare." in xml  # gateway XML without <tool_calls>
+    assert "~&lt;&lt;｜DSML｜function_calls&gt;" in dsml  # doubled_lt
+    assert "~stray_value_close" in glm and "~doubled_key_open" in glm and "imply_open:" in glm  # GLM-5
     # and a strict machine has none of them
     from callsieve.machine import compose
 
@@ -472,6 +476,7 @@ def test_the_diagrams_draw_the_tolerated_paths() -> None:
     assert not [n for n in names if ".bare." in n]
     assert not [t for t in strict.decl.transitions if "imply_value_close" in t.actions or "value_quote" in t.actions]
     assert not [k for k in strict.hits if "~" in k]
+    assert not [t for t in strict.decl.transitions if any(a.startswith("imply_open:") for a in t.actions)]
 
 
 @pytest.mark.parametrize("policy", ["text", "drop", "raise"])
@@ -531,7 +536,8 @@ def test_contract_holds_under_strict_no_loss_chunking_and_runners_agree(data: st
     assert "".join(e.raw for e in run(data.draw(chunks(doc)), **kw)) == doc
     # and no tolerance code ever comes out of a strict sieve
     tolerated = {"missing_block_open", "implied_param_close", "implied_call_close", "dsml_variant",
-                 "python_literal", "repeated_param_array", "unwrapped_arguments"}
+                 "python_literal", "repeated_param_array", "unwrapped_arguments", "doubled_lt",
+                 "missing_value_open", "doubled_key_open", "stray_value_close"}
     assert not tolerated & set(codes(whole))
 
 
@@ -546,6 +552,13 @@ def test_runners_agree_on_tolerated_documents(data: st.DataObject) -> None:
         "<｜｜｜｜｜DSML｜｜｜｜｜tool_calls>\n" + INV + "\n</DSML tool_calls>",
         f'<invoke name="{name}">\n<parameter name="k">v</parameter>\n</invoke>\n</tool_calls>',  # xml, no <tool_calls>
         f"<tool_call>{name}<arg_key>k</arg_key></arg_key><arg_value>v</arg_value></tool_call>",  # doubled_key_close
+        f'<<｜DSML｜tool_calls><<｜DSML｜invoke name="{name}"><｜DSML｜parameter name="k" string="true">v'
+        "</｜DSML｜parameter><</｜DSML｜invoke><</｜DSML｜tool_calls>",  # doubled_lt
+        f'<<｜DSML｜invoke name="{name}">\n</｜DSML｜invoke>',  # doubled_lt, no block
+        f"<tool_call>{name}\n<arg_key>k</arg_key>\nv</arg_value>\n</tool_call>",  # missing_value_open
+        f"<tool_call>{name}<arg_key>k</arg_key><b>v</arg_value></tool_call>",  # missing_value_open, a tag read again
+        f"<tool_call>{name}<arg_key><arg_key>k</arg_key><arg_value>v</arg_value></tool_call>",  # doubled_key_open
+        f"<tool_call>{name}</arg_value></tool_call>",  # stray_value_close
         f'<|channel|>commentary to=functions.{name}json<|message|>{{"k": "v"}}<|call|>',  # glued_content_type
     ]))
     from strategies import soup
@@ -725,9 +738,227 @@ def test_a_close_variant_that_is_data_is_no_deviation(doc: str, value: str) -> N
         assert calls(events) == [("f", {"a": value})] and codes(events) == []
 
 
-def test_a_doubled_lt_before_a_dsml_marker_is_the_call_with_its_first_lt_as_text() -> None:
-    """Not tolerated yet (README): the call is read, the extra ``<`` stays text."""
-    doc = 'ok <<｜DSML｜tool_calls><｜DSML｜invoke name="f"></｜DSML｜invoke></｜DSML｜tool_calls> bye'
+# ---------------------------------------------------------------- DSML: a doubled <
+DOUBLED = 'ok <<｜DSML｜tool_calls><｜DSML｜invoke name="f"></｜DSML｜invoke></｜DSML｜tool_calls> bye'
+
+
+@pytest.mark.parametrize("doc, n, also", [
+    (DOUBLED, 1, []),
+    ('ok ＜<｜DSML｜tool_calls><｜DSML｜invoke name="f"></｜DSML｜invoke></｜DSML｜tool_calls> bye', 1, []),  # fullwidth
+    ('ok <<｜DSML｜invoke name="f"></｜DSML｜invoke> bye', 1, ["missing_block_open"]),  # an invoke without its block
+    ('ok <｜DSML｜tool_calls><<｜DSML｜invoke name="f"><<｜DSML｜parameter name="k" string="true">v</｜DSML｜parameter>'
+     "<</｜DSML｜invoke><</｜DSML｜tool_calls> bye", 4, []),  # the inner markers
+])
+def test_a_doubled_lt_before_a_dsml_marker_is_markup_with_doubled_lt(doc: str, n: int, also: list[str]) -> None:
+    args = {"k": "v"} if "parameter" in doc else {}
+    for runner in ("compiled", "reference"):
+        for size in (1, 2, 3, len(doc)):
+            events = run(cut(doc, size), runner=runner)
+            assert calls(events) == [("f", args)] and texts(events) == "ok  bye"
+            got = diags(events, "doubled_lt")
+            assert codes(events) == also + ["doubled_lt"] * n
+            stray = [k for k in range(len(doc) - 1) if doc[k] in "<＜" and doc[k + 1] == "<"]
+            assert [d.offset for d in got] == stray
+            assert "".join(e.raw for e in events) == doc
+            deltas_match(events)
+
+
+def test_a_doubled_lt_with_a_dsml_misspelling_reports_both() -> None:
+    doc = 'ok <<｜｜｜｜｜DSML｜｜｜｜｜tool_calls><｜DSML｜invoke name="f"></｜DSML｜invoke></｜DSML｜tool_calls>'
+    events = run(cut(doc, 2))
+    assert calls(events) == [("f", {})] and codes(events) == ["doubled_lt", "dsml_variant"]
+    assert [d.offset for d in events if isinstance(d, callsieve.Diagnostic)] == [3, 3]
+
+
+def test_under_strict_a_doubled_lt_is_text_before_a_block_and_malformed_inside_one() -> None:
+    events = run(cut(DOUBLED, 3), strict=True)
+    assert calls(events) == [("f", {})] and texts(events) == "ok < bye" and codes(events) == []
+    inner = '<｜DSML｜tool_calls><<｜DSML｜invoke name="f"></｜DSML｜invoke></｜DSML｜tool_calls>'
+    strict = run(cut(inner, 3), strict=True)
+    assert calls(strict) == [] and texts(strict) == inner and codes(strict) == ["malformed_block"]
+    assert calls(run([inner])) == [("f", {})]
+
+
+@pytest.mark.parametrize("doc", [
+    "a << b <<< c, x <<b> <<｜DSML｜ tools>",  # no DSML marker after it: text as written
+    "See:\n```\n" + DOUBLED + "\n```\n",
+    "Inline `<<｜DSML｜tool_calls>` here",
+])
+def test_a_doubled_lt_without_a_dsml_marker_after_it_or_in_code_is_text(doc: str) -> None:
     for size in (1, 2, len(doc)):
         events = run(cut(doc, size))
-        assert calls(events) == [("f", {})] and texts(events) == "ok < bye" and codes(events) == []
+        assert texts(events) == doc and calls(events) == [] and codes(events) == []
+
+
+@pytest.mark.parametrize("value", ["a<", "<<｜DSML｜tool_calls>", "x <<｜DSML｜invoke name=\"g\">"])
+def test_a_doubled_lt_in_a_value_is_data(value: str) -> None:
+    doc = (f'<｜DSML｜tool_calls><｜DSML｜invoke name="f"><｜DSML｜parameter name="k" string="true">{value}'
+           "</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>")
+    for size in (1, 3, len(doc)):
+        events = run(cut(doc, size))
+        assert calls(events) == [("f", {"k": value})] and codes(events) == []
+
+
+# ---------------------------------------------------------------- GLM-5: <arg_value> left out
+@pytest.mark.parametrize("nl", ["", "\n"])
+def test_glm_a_missing_value_open_begins_the_value_where_it_was_expected(nl: str) -> None:
+    doc = (f"ok <tool_call>get_weather{nl}<arg_key>city</arg_key>{nl}北京</arg_value>{nl}"
+           f"<arg_key>days</arg_key>{nl}<arg_value>3</arg_value>{nl}</tool_call> bye")
+    for runner in ("compiled", "reference"):
+        for size in (1, 3, len(doc)):
+            events = run(cut(doc, size), runner=runner)
+            assert calls(events) == [("get_weather", {"city": "北京", "days": 3})] and texts(events) == "ok  bye"
+            (d,) = diags(events, "missing_value_open")
+            assert d.offset == doc.index("北京")
+            assert codes(events) == ["missing_value_open"]
+            assert "".join(e.raw for e in events) == doc
+            deltas_match(events)
+    strict = run(cut(doc, 2), strict=True)
+    assert calls(strict) == [] and texts(strict) == doc and codes(strict) == ["malformed_block"]
+
+
+@pytest.mark.parametrize("value, args", [
+    ("<b>x</b>", {"k": "<b>x</b>"}),  # a value that begins like a tag: read again as the value
+    ("", {"k": ""}),
+    ('{"a": [1]}', {"k": {"a": [1]}}),  # JSON when it parses, as usual
+])
+def test_glm_a_missing_value_open_before_any_value(value: str, args: dict[str, Any]) -> None:
+    doc = f"<tool_call>f<arg_key>k</arg_key>{value}</arg_value></tool_call>"
+    for size in (1, 2, len(doc)):
+        events = run(cut(doc, size))
+        assert calls(events) == [("f", args)] and codes(events) == ["missing_value_open"]
+        deltas_match(events)
+
+
+# ---------------------------------------------------------------- GLM: <arg_key> twice
+@pytest.mark.parametrize("nl", ["", "\n"])
+def test_glm_a_doubled_key_open_is_read_once(nl: str) -> None:
+    doc = f"ok <tool_call>get_weather{nl}<arg_key>{nl}<arg_key>city</arg_key>{nl}<arg_value>北京</arg_value>{nl}</tool_call> bye"
+    for runner in ("compiled", "reference"):
+        for size in (1, 3, len(doc)):
+            events = run(cut(doc, size), runner=runner)
+            assert calls(events) == [("get_weather", {"city": "北京"})] and texts(events) == "ok  bye"
+            (d,) = diags(events, "doubled_key_open")
+            assert d.offset == doc.index("<arg_key>", doc.index("<arg_key>") + 1)
+            assert codes(events) == ["doubled_key_open"]
+            assert "".join(e.raw for e in events) == doc
+            deltas_match(events)
+    strict = run(cut(doc, 2), strict=True)
+    assert calls(strict) == [] and texts(strict) == doc and codes(strict) == ["malformed_block"]
+
+
+# ---------------------------------------------------------------- GLM: </arg_value> after a zero-argument name
+@pytest.mark.parametrize("nl", ["", "\n"])
+def test_glm_a_stray_value_close_after_a_zero_argument_name(nl: str) -> None:
+    doc = f"ok <tool_call>get_time{nl}</arg_value>{nl}</tool_call> bye"
+    for runner in ("compiled", "reference"):
+        for size in (1, 3, len(doc)):
+            events = run(cut(doc, size), runner=runner)
+            assert calls(events) == [("get_time", {})] and texts(events) == "ok  bye"
+            (d,) = diags(events, "stray_value_close")
+            assert d.offset == doc.index("</arg_value>")
+            assert codes(events) == ["stray_value_close"]
+            assert "".join(e.raw for e in events) == doc
+            deltas_match(events)
+    strict = run(cut(doc, 2), strict=True)
+    assert calls(strict) == [] and texts(strict) == doc and codes(strict) == ["malformed_block"]
+
+
+def test_glm_a_stray_value_close_is_only_read_before_the_block_close() -> None:
+    # after a value, a second </arg_value> is the value's data, as before
+    doc = "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value></arg_value></tool_call>"
+    for strict in (False, True):
+        events = run(cut(doc, 3), strict=strict)
+        assert calls(events) == [("f", {"a": "1</arg_value>"})] and codes(events) == []
+    # before an argument, it is no grammar
+    doc = "<tool_call>f</arg_value><arg_key>a</arg_key><arg_value>1</arg_value></tool_call>"
+    events = run([doc])
+    assert calls(events) == [] and texts(events) == doc and codes(events) == ["malformed_block"]
+
+
+@pytest.mark.parametrize("markup", [
+    "<tool_call>get_time</arg_value></tool_call>",
+    "<tool_call>f<arg_key>k</arg_key>v</arg_value></tool_call>",
+    "<tool_call>f<arg_key><arg_key>k</arg_key><arg_value>v</arg_value></tool_call>",
+    "<<｜DSML｜tool_calls>" + INV + "</｜DSML｜tool_calls>",
+])
+@pytest.mark.parametrize("where", ["fence", "span", "value", "prose"])
+def test_the_new_tolerances_in_a_fence_a_code_span_a_value_or_prose_stay_text_or_data(markup: str, where: str) -> None:
+    if where == "fence":
+        doc = f"Example:\n```\n{markup}\n```\nafter"
+    elif where == "span":
+        doc = f"Use `{markup}` to call."
+    elif where == "prose":
+        doc = "Write " + markup.split(">", 1)[1] + " like that."  # the markup without its opener
+    else:
+        doc = "<tool_call>\n" + json.dumps({"name": "w", "arguments": {"c": markup}}, ensure_ascii=False) + "\n</tool_call>"
+    for size in (1, 4, len(doc)):
+        events = run(cut(doc, size))
+        if where == "value":
+            assert calls(events) == [("w", {"c": markup})] and codes(events) == []
+        elif where == "prose" and "DSML" in markup:
+            # the invoke after the stray block open stands in prose: DSML's own tolerance
+            assert calls(events) == [("f", {"k": "v"})] and codes(events) == ["missing_block_open"]
+        else:
+            assert calls(events) == [] and texts(events) == doc and codes(events) == []
+
+
+GLM = REGISTRY["glm45"]
+GLM_CODE = {"value": "missing_value_open", "key": "doubled_key_open", "stray": "stray_value_close"}
+
+
+@given(st.data())
+def test_dropping_or_doubling_a_tolerated_glm_marker_keeps_the_calls_and_says_so(data: st.DataObject) -> None:
+    """GLM documents rendered by the grammar (GLM-4.5 or GLM-5 spacing), one call
+    changed as models write it: one <arg_value> left out, one <arg_key> doubled, or a
+    zero-argument call with a stray </arg_value>. The same calls and text, plus that
+    tolerance's Diagnostic; under strict, not the same."""
+    how = data.draw(st.sampled_from(sorted(GLM_CODE)))
+    drawn = data.draw(st.lists(call_of(GLM), min_size=1, max_size=3))
+    victim = data.draw(st.integers(0, len(drawn) - 1))
+    variant = data.draw(st.integers(0, 1))
+    if how == "stray":
+        name, _params, _args = drawn[victim]
+        drawn[victim] = (name, [], {})
+    elif not drawn[victim][1]:
+        how = "stray"  # no parameter to change
+    pieces: list[str] = []
+    text: list[str] = []
+    for k, (name, params, _args) in enumerate(drawn):
+        prose = data.draw(DOT_PROSE)
+        pieces.append(prose)
+        text.append(prose)
+        block = GLM.render([(name, params)], variant)
+        if k == victim and how == "stray":
+            block = block.replace("</tool_call>", "</arg_value></tool_call>")
+        elif k == victim and how == "key":
+            at = data.draw(st.integers(0, block.count("<arg_key>") - 1))
+            i = [m for m in range(len(block)) if block.startswith("<arg_key>", m)][at]
+            block = block[:i] + "<arg_key>" + block[i:]
+        elif k == victim:
+            # a value that begins with whitespace or a start character cannot lose its
+            # opener unchanged: spaces before it are markup, a tag there is read again
+            opens = [m for m in range(len(block)) if block.startswith("<arg_value>", m)
+                     and block[m + len("<arg_value>") : m + len("<arg_value>") + 1] not in (" ", "\t", "\r", "\n", "<", "＜")]
+            if not opens:
+                how = "key"
+                i = block.index("<arg_key>")
+                block = block[:i] + "<arg_key>" + block[i:]
+            else:
+                i = data.draw(st.sampled_from(opens))
+                block = block[:i] + block[i + len("<arg_value>"):]
+        pieces.append(block)
+    tail = data.draw(DOT_PROSE)
+    pieces.append(tail)
+    text.append(tail)
+    doc = "".join(pieces)
+    expected = [(n, a) for n, _p, a in drawn]
+    for kw in ({"dialects": ["glm45"]}, {}):
+        events = run(data.draw(chunks(doc)), **kw)
+        assert calls(events) == expected
+        assert texts(events) == "".join(text)
+        assert codes(events) == [GLM_CODE[how]]
+        assert "".join(e.raw for e in events) == doc
+        deltas_match(events)
+    strict = run([doc], dialects=["glm45"], strict=True)
+    assert calls(strict) != expected or codes(strict)

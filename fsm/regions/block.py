@@ -582,17 +582,24 @@ def _doc(pos: "Position") -> str:
     return f"{pos.spec.dialect.name}: between markers; next: {nexts}" + (" (or the end of the block)" if pos.can_end else "")
 
 
-def position_rules(pos: "Position", routed: tuple[str, ...] = (), rest_routed: bool = False) -> list[Rule]:
+def position_rules(pos: "Position", routed: tuple[str, ...] = (), rest_routed: bool = False,
+                   implied: tuple[str, str] | None = None) -> list[Rule]:
     """A position between markers: whitespace is held, start characters go to
     maybe_tag, anything else ends a bare block (complete) or makes the block malformed.
     Where bodies may begin, the composer routes their first characters (``routed``
-    classes; ``rest_routed``: a capture takes every other character)."""
+    classes; ``rest_routed``: a capture takes every other character). ``implied``: a
+    value's opener that may be left out is expected here (``Opt(missing=)``): anything
+    else begins the value (its state, and the action that opens it)."""
     s = pos.name
     rules = [
         *on(s, ["ws", "nl"], s, "hold_char", rank=10),
         *on(s, START, "maybe_tag", "tag_begin", rank=20),
         *on(s, [OVERFLOW], s, "abort_oversized"),  # the block spills, the state stays
     ]
+    if implied is not None:
+        rules += on(s, but("ws", "nl", START, *routed), implied[0], implied[1], "reprocess", rank=90)
+        rules += on(s, [EOF_TRIGGER], "text", "abort_block_eof")
+        return rules
     if pos.can_end:
         if not rest_routed:
             rules += on(s, but("ws", "nl", START, *routed), "text", "end_bare_block", "reprocess", rank=90)

@@ -136,8 +136,10 @@ class TagModel(ModelBase):
         tag = self.tag + ch
         self.tag = ""
         self._tag_version += 1
-        if hit is not None and hit.entry.code:
-            self.tolerate(hit.entry.code, f"{tag!r} read as {hit.entry.marker.shown()!r}", self.tag_start)
+        if hit is not None:
+            e = hit.entry
+            for code in e.codes:
+                self.tolerate(code, f"{tag!r} read as {e.reads_as or repr(e.marker.shown())} ({code})", self.tag_start)
         return tag
 
     def tag_reject(self, ch: str) -> None:

@@ -80,13 +80,29 @@ class ValueModel(BlockModel):
         specs: tuple[ValueSpec, ...] = getattr(hit.entry.data, "values")
         spec = chosen(specs, hit.fields)
         tag = self._take_tag(ch)
+        self._begin_value(spec, hit.fields.get("name") or b.key, tag, self.tag_start)
+
+    def imply_value_open(self, spec: ValueSpec, code: str) -> None:
+        """Tolerance (``Opt(marker, missing=CODE)``): the value's opener was left out;
+        the value begins here (a held tag that was no marker here is read again in it)."""
+        b = self._block()
+        at = self.tag_start if self.tag else self.pos
+        if not b.spilled:
+            self.tolerate(code, f"the opener of the value of {b.key!r} was left out; the value begins at offset {at}", at)
+        self._begin_value(spec, b.key, "", at)
+        if self.tag:
+            self.pushback = self.tag
+            self.tag = ""
+            self._tag_version += 1
+
+    def _begin_value(self, spec: ValueSpec, name: str, tag: str, start: int) -> None:
+        b = self._block()
         call = b.call
         if call is None:
             # A parameter with no call around it: the block is not one we can read.
             b.malformed_reason = "parameter outside a call"
             call = Call("", None, "", False, b.raw_len)
             b.call = call
-        name = hit.fields.get("name") or b.key
         b.key = ""
         schema = None
         if b.spilled:
@@ -115,7 +131,7 @@ class ValueModel(BlockModel):
             streaming = (is_string_only(schema) if body.style.json_when_valid
                          else (schema is None or is_string_only(schema))) and not wrapper and not b.held_back
             style = body.style
-        b.param = Param(name, spec, streaming, ValueDecoder(style), schema, start=self.tag_start, wrapper=wrapper)
+        b.param = Param(name, spec, streaming, ValueDecoder(style), schema, start=start, wrapper=wrapper)
         b.param.undecided = isinstance(body, Raw) and body.style.json_when_valid and types_of(schema) is None
         if streaming and isinstance(body, Raw) and not body.style.unescape_entities:
             b.param.raw_from = DERIVE_PENDING

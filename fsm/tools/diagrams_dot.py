@@ -811,7 +811,8 @@ def grammar_text(node: object) -> str:
         opening = [node.open.shown()] if node.open is not None else []
         return " ".join([*opening, *(grammar_text(x) for x in node.items), *close])
     if isinstance(node, Opt):
-        return f"( {grammar_text(node.item)} )?"
+        code = node.stray or node.missing  # a tolerance: which side of it is the deviation
+        return f"( {grammar_text(node.item)} )?" + (f" ~{code}" if code else "")
     if isinstance(node, AltNode):
         return "( " + " | ".join(grammar_text(x) for x in node.items) + " )"
     if isinstance(node, Param):
