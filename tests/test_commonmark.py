@@ -140,6 +140,25 @@ def test_what_commonmark_renders_as_code_is_never_a_call(data: st.DataObject) ->
     assert not wrong, (doc, sorted(wrong))
 
 
+def test_a_list_item_line_ends_an_open_span_so_its_failed_fence_opens_a_span_of_its_own() -> None:
+    # Found by the property above: a span left open on the paragraph's first line, then
+    # a list item whose run would open a fence but for the backtick in its info string.
+    # The item's line ended the paragraph and the old span with it, so the run opens
+    # a span of three backticks, closed on the last line: probe2 is code. callsieve used
+    # to carry the old one-backtick span on, closed it at the next line's backtick, and
+    # ran probe2.
+    doc = ('\n\n `<tool_calls><invoke name="probe0"></invoke></tool_calls> ``\n'
+           '<tool_calls><invoke name="probe1"></invoke></tool_calls>\n- ```a`b\n'
+           ' `<tool_calls><invoke name="probe2"></invoke></tool_calls> `\n'
+           ' ```<tool_calls><invoke name="probe3"></invoke></tool_calls> ```')
+    in_code, _ = code_probes(doc)
+    assert "probe2" in in_code, "the oracle says code"
+    for n in (len(doc), 1, 3, 7):
+        events = run([doc[i : i + n] for i in range(0, len(doc), n)])
+        assert "".join(e.raw for e in events) == doc
+        assert "probe2" not in called(events), n
+
+
 # Each finding of issue 12 as an example (findings 4 and 5) ------------------------------
 BLOCK = '<tool_calls><invoke name="rm"></invoke></tool_calls>'
 

@@ -328,8 +328,10 @@ class ProseModel(ModelBase):
 
     def open_fence(self, ch: str) -> None:
         # From inside inline code: the span this fence would end, kept in case the
-        # fence is none after all (a backtick in its info string).
-        self.fence_over_span = self.span_len if self.state == "span_run" else 0
+        # fence is none after all (a backtick in its info string), unless the line
+        # ended the paragraph by itself (a list item's marker before the run), and the
+        # span with it: then the run, no fence, opens a span of its own.
+        self.fence_over_span = self.span_len if self.state == "span_run" and not self.run_starts_afresh(ch) else 0
         self.fence_char = self.run_char
         self.fence_len = self.run_len
         self.fence_container = self.run_container
