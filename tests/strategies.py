@@ -205,6 +205,13 @@ def call_of(draw: st.DrawFn, d: Dialect) -> tuple[str, list[tuple[str, str, bool
     return name, params, args
 
 
+def _prefix_chars(d: Dialect) -> frozenset[str]:
+    """The characters a marker of ``d`` may carry before it as a tolerated prefix."""
+    from callsieve.grammar.api import _walk_markers, first_chars
+
+    return frozenset(c for m in _walk_markers(d.blocks) for p in m.prefixes for c in first_chars(p.pattern) or ())
+
+
 @st.composite
 def document(draw: st.DrawFn, d: Dialect) -> tuple[str, Expected]:
     """Prose and well-formed blocks of one dialect, with what they should parse to."""
@@ -216,10 +223,16 @@ def document(draw: st.DrawFn, d: Dialect) -> tuple[str, Expected]:
     # whitespace after them until what follows decides: whitespace alone between two
     # such blocks is their separator, not prose. The generator keeps it unambiguous.
     bare = any(b.open is None for b in d.blocks)
+    stray = _prefix_chars(d)
     for k in range(draw(st.integers(0, 3))):
         prose = draw(PROSE)
         if bare and k and prose and not prose.strip():
             prose = "." + prose
+        if prose and prose[-1] in stray:
+            # Right before a marker, a character a marker may carry as a tolerated
+            # prefix (``Prefix``: DSML's doubled ``<``) is read as that deviation: the
+            # document would not be well-formed. A space keeps it prose.
+            prose += " "
         # (harmony: visible text stands in a final or commentary message, framing in raw)
         pieces.append(d.wrap_text(prose, draw(st.integers(0, 7))) if d.wrap_text else prose)
         text.append(prose)
