@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from hypothesis import strategies as st
 
@@ -17,6 +17,8 @@ import callsieve
 from callsieve.grammar import REGISTRY, cdata, reasoning
 from callsieve.grammar.api import Dialect, Raw
 from callsieve.regions.reasoning import prefill_state
+
+_T = TypeVar("_T")
 
 DIALECTS: list[Dialect] = list(REGISTRY.values())
 
@@ -128,26 +130,47 @@ class Expected:
     calls: list[tuple[str, dict[str, Any]]]
 
 
+def _per_dialect(make: Callable[[Dialect], _T]) -> Callable[[Dialect], _T]:
+    """``make(d)`` once per dialect object. The strategies below are built from a
+    dialect's grammar; building (and validating) them again at every draw was a third
+    of what the document properties spent. A strategy is immutable, so one object per
+    dialect draws exactly what a fresh one would."""
+    cache: dict[int, tuple[Dialect, _T]] = {}  # id -> (the dialect, kept alive; its value)
+
+    def get(d: Dialect) -> _T:
+        hit = cache.get(id(d))
+        if hit is None or hit[0] is not d:
+            hit = cache[id(d)] = (d, make(d))
+        return hit[1]
+
+    return get
+
+
+@_per_dialect
+def _close_literals(d: Dialect) -> tuple[str, ...]:
+    closes = [ex for m in d.value_closes() for ex in m.examples]
+    return tuple(closes or sorted({ex for m in d.markers() for ex in m.examples}))
+
+
 def close_literals(d: Dialect) -> list[str]:
     """Markup a value may hold as data: the dialect's value closes, or, for a dialect
     whose values are JSON strings, any of its markers."""
-    closes = [ex for m in d.value_closes() for ex in m.examples]
-    return closes or sorted({ex for m in d.markers() for ex in m.examples})
+    return list(_close_literals(d))
+
+
+# (no "<![CDATA[": in a dialect with CDATA it would open a section; tested on its own)
+OTHER_MARKUP = ["</tool_call>", "</tool_calls>", "<tool_call>", "]]>", "</think>", "```"]
+
+
+@_per_dialect
+def _value_tokens(d: Dialect) -> st.SearchStrategy[list[str]]:
+    return st.lists(st.one_of(SAFE_VALUE, st.sampled_from(close_literals(d)), st.sampled_from(OTHER_MARKUP)), max_size=6)
 
 
 @st.composite
-def raw_value(draw: st.DrawFn, d: Dialect) -> str:
-    """A string value that may contain the dialect's own parameter close, and other
-    markup, but never a close directly followed by what would make it a real close."""
-    closes = close_literals(d)
-    # (no "<![CDATA[": in a dialect with CDATA it would open a section; tested on its own)
-    others = ["</tool_call>", "</tool_calls>", "<tool_call>", "]]>", "</think>", "```"]
-    tokens = draw(
-        st.lists(
-            st.one_of(SAFE_VALUE, st.sampled_from(closes), st.sampled_from(others)),
-            max_size=6,
-        )
-    )
+def _raw_value(draw: st.DrawFn, d: Dialect) -> str:
+    closes = _close_literals(d)
+    tokens = draw(_value_tokens(d))
     out: list[str] = []
     for k, tok in enumerate(tokens):
         out.append(tok)
@@ -157,8 +180,15 @@ def raw_value(draw: st.DrawFn, d: Dialect) -> str:
     return "".join(out)
 
 
-@st.composite
-def json_value(draw: st.DrawFn, d: Dialect) -> Any:
+@_per_dialect
+def raw_value(d: Dialect) -> st.SearchStrategy[str]:
+    """A string value that may contain the dialect's own parameter close, and other
+    markup, but never a close directly followed by what would make it a real close."""
+    return _raw_value(d)
+
+
+@_per_dialect
+def json_value(d: Dialect) -> st.SearchStrategy[Any]:
     leaf = st.one_of(
         st.integers(-1000, 1000),
         st.booleans(),
@@ -166,7 +196,7 @@ def json_value(draw: st.DrawFn, d: Dialect) -> Any:
         st.sampled_from(close_literals(d) + ["a", "</tool_call>", "<b>"]),
         SAFE_VALUE,
     )
-    return draw(st.recursive(leaf, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(NAME, inner, max_size=3), max_leaves=6))
+    return st.recursive(leaf, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(NAME, inner, max_size=3), max_leaves=6)
 
 
 def json_when_valid(d: Dialect) -> bool:
@@ -185,15 +215,25 @@ def loose_value(written: str) -> Any:
     return v if isinstance(v, (dict, list, int, float)) else written
 
 
+KEYS = st.lists(NAME, unique=True, max_size=3)
+
+
+@_per_dialect
+def _value_kinds(d: Dialect) -> tuple[bool, bool]:
+    """(values may be JSON, values are JSON when they parse) for ``call_of``."""
+    loose = json_when_valid(d)
+    return d.has_json_values() or loose or not list(d.values()), loose
+
+
 @st.composite
-def call_of(draw: st.DrawFn, d: Dialect) -> tuple[str, list[tuple[str, str, bool]], dict[str, Any]]:
+def _call_of(draw: st.DrawFn, d: Dialect) -> tuple[str, list[tuple[str, str, bool]], dict[str, Any]]:
     name = draw(NAME)
-    keys = draw(st.lists(NAME, unique=True, max_size=3))
+    keys = draw(KEYS)
     params: list[tuple[str, str, bool]] = []
     args: dict[str, Any] = {}
-    loose = json_when_valid(d)
+    may_json, loose = _value_kinds(d)
     for key in keys:
-        if (d.has_json_values() or loose or not list(d.values())) and draw(st.booleans()):
+        if may_json and draw(st.booleans()):
             v = draw(json_value(d))
             params.append((key, json.dumps(v, ensure_ascii=False), True))
             # (a loose dialect writes a string raw, anything else as JSON)
@@ -205,6 +245,13 @@ def call_of(draw: st.DrawFn, d: Dialect) -> tuple[str, list[tuple[str, str, bool
     return name, params, args
 
 
+@_per_dialect
+def call_of(d: Dialect) -> st.SearchStrategy[tuple[str, list[tuple[str, str, bool]], dict[str, Any]]]:
+    """A call of ``d``: its name, its parameters as written (key, text, JSON or not)
+    and the arguments they mean."""
+    return _call_of(d)
+
+
 def _prefix_chars(d: Dialect) -> frozenset[str]:
     """The characters a marker of ``d`` may carry before it as a tolerated prefix."""
     from callsieve.grammar.api import _walk_markers, first_chars
@@ -213,8 +260,7 @@ def _prefix_chars(d: Dialect) -> frozenset[str]:
 
 
 @st.composite
-def document(draw: st.DrawFn, d: Dialect) -> tuple[str, Expected]:
-    """Prose and well-formed blocks of one dialect, with what they should parse to."""
+def _document(draw: st.DrawFn, d: Dialect) -> tuple[str, Expected]:
     assert d.render is not None
     pieces: list[str] = []
     text: list[str] = []
@@ -246,6 +292,12 @@ def document(draw: st.DrawFn, d: Dialect) -> tuple[str, Expected]:
     pieces.append(d.wrap_text(tail, draw(st.integers(0, 7))) if d.wrap_text and draw(st.booleans()) else tail)
     text.append(tail)
     return "".join(pieces), Expected("".join(text), calls)
+
+
+@_per_dialect
+def document(d: Dialect) -> st.SearchStrategy[tuple[str, Expected]]:
+    """Prose and well-formed blocks of one dialect, with what they should parse to."""
+    return _document(d)
 
 
 any_dialect = st.sampled_from(DIALECTS)

@@ -19,6 +19,11 @@ from callsieve.tools.bench_workloads import WORKLOADS, available, chunk_sizes, c
 from callsieve.tools.cli import main
 
 SIZE = 20_000
+#: The hostile section at 2,000 and 20,000 characters (``--quick`` alone: 10,000 and
+#: 100,000, about 9 s of the fixture's CPU, mostly feeding 100,000 characters one per
+#: feed). What is tested is the section's shape; CI runs ``callsieve bench --quick`` at
+#: full quick size.
+HOSTILE_SIZE = 20_000
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +33,8 @@ def report() -> dict[str, Any]:
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        rc = main(["bench", "--quick", "--json", "--size", str(SIZE), "--naive-budget", "0.02"])
+        rc = main(["bench", "--quick", "--json", "--size", str(SIZE), "--naive-budget", "0.02",
+                   "--hostile-size", str(HOSTILE_SIZE)])
     assert rc == 0
     data: dict[str, Any] = json.loads(out.getvalue())
     return data
@@ -93,6 +99,7 @@ def test_bench_times_in_cpu_and_wall_time_over_interleaved_rounds(report: dict[s
             assert p["cpu_seconds"] > 0 and p["wall_seconds"] > 0 and p["runs"] >= 1
     hostile = report["hostile"]
     assert hostile is not None and hostile["rounds"] >= 1
+    assert hostile["sizes"] == [HOSTILE_SIZE // 10, HOSTILE_SIZE]
     for row in hostile["rows"]:
         for m in row["modes"].values():
             assert m["mb_s"] > 0 and m["wall_mb_s"] > 0 and m["calls_per_char"] > 0 and m["call_ns"] >= call
@@ -172,6 +179,12 @@ def test_bench_text_report_shows_build_cpu_and_both_units(capsys: pytest.Capture
     assert "CPU time (time.process_time)" in out and "wall" in out
     line = next(ln for ln in out.splitlines() if "many_calls, fed whole: throughput" in ln)
     assert "empty calls per character" in line and "MB/s" in line and ("[PASS]" in line or "[FAIL]" in line)
+
+
+def test_bench_rejects_a_hostile_size_below_ten_thousand(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--quick", "--hostile-size", "999"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--hostile-size 999" in err
 
 
 def test_bench_workloads_are_parsed_as_built() -> None:

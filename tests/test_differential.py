@@ -92,3 +92,29 @@ def test_runners_agree_on_bracket_runs_in_cdata(data: st.DataObject) -> None:
     both(doc, data, dialects=["xml"])
     calls = [e for e in run(data.draw(chunks(doc)), dialects=["xml"]) if isinstance(e, callsieve.ToolCall)]
     assert [c.arguments for c in calls] == [{"c": value}]
+
+
+def test_reference_runners_share_one_machine_and_each_keeps_its_own_stream() -> None:
+    """The reference runners of one composition drive one ``transitions`` machine (built
+    once: callsieve.reference); interleaved streams through it end as each does alone,
+    and a trace instruments a machine of its own, not the shared one."""
+    from callsieve.tools.trace import trace
+
+    docs = ['a <tool_call>{"name": "f", "arguments": {"k": 1}}</tool_call> b',
+            "<think>x</think><tool_calls>\n<invoke name=\"w\">\n<parameter name=\"c\">1</parameter>\n</invoke>\n</tool_calls>"]
+    alone = [merged(run([d], runner="reference")) for d in docs]
+    sieves = [callsieve.Sieve(runner="reference", id_prefix="call_") for _ in docs]
+    assert sieves[0].runner.machine is sieves[1].runner.machine
+    out: list[list[callsieve.Event]] = [[], []]
+    for i in range(max(map(len, docs))):
+        for k, d in enumerate(docs):
+            out[k] += sieves[k].feed(d[i : i + 1])
+    assert [merged(o + s.close()) for o, s in zip(out, sieves)] == alone
+    assert alone[0] == merged(run([docs[0]]))  # and the compiled runner agrees
+    assert any(isinstance(e, callsieve.ToolCall) for e in alone[0]) and any(isinstance(e, callsieve.ToolCall) for e in alone[1])
+
+    t = trace(docs[0])
+    assert t.fires
+    shared = callsieve.Sieve(runner="reference").runner.machine
+    assert all(tr.execute.__name__ != "traced" for ev in shared.events.values()
+               for trs in ev.transitions.values() for tr in trs)

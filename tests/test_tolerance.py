@@ -5,6 +5,7 @@ a code span, and never turns prose that mentions a marker into a call."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -411,6 +412,10 @@ def test_malformed_markup_in_a_fence_a_code_span_or_a_value_stays_text_or_data(d
     fence = data.draw(st.sampled_from(["```", "~~~~"]))
     where = data.draw(st.sampled_from(["fence", "span", "value"]))
     if where == "fence":
+        # Longer than any run of its character in the markup (a drawn value may hold
+        # ```), so that the fence quotes all of it, as the property means.
+        longest = max((len(r) for r in re.findall(re.escape(fence[0]) + "+", markup)), default=0)
+        fence = fence[0] * max(len(fence), longest + 1)
         doc = f"Example:\n{fence}\n{markup}\n{fence}\nafter"
     elif where == "span":
         doc = f"Use `{markup.splitlines()[0]}` to call."

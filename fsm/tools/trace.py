@@ -101,7 +101,8 @@ def trace(
     if not isinstance(runner, ReferenceRunner):  # pragma: no cover - runner="reference" above
         raise TypeError("a trace needs the reference runner")
     fires: list[Fire] = []
-    _instrument(runner.machine, runner.ctx, fires)
+    # (a machine of its own: the shared one drives every other reference runner)
+    _instrument(runner.isolate(), runner.ctx, fires)
     events = sieve.feed(text) + sieve.close()
     return Trace(text, sieve.dialects, sieve.machine.decl, fires, events)
 
