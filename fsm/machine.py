@@ -86,13 +86,10 @@ from callsieve.grammar.states import (
 from callsieve.matcher import Entry, Matcher, continuation
 from callsieve.regions import ModelBase, capture, cdata, header, json_body, json_value, prose, reasoning, tag, value
 from callsieve.regions.block import position_rules, position_state
+from callsieve.regions.engine import ENGINE_MODELS, EngineModel
 from callsieve.regions.tag import Fork, ForkCandidate
 from callsieve.structure import Layout, Leaf, ValueSpec, compile_dialect
 
-ENGINE_MODELS: tuple[type, ...] = (
-    prose.ProseModel, reasoning.ReasoningModel, cdata.CdataModel, json_value.JsonModel, json_body.JsonBodyExtras,
-    header.HeaderModel,
-)
 
 
 @dataclass(frozen=True, eq=False)
@@ -568,7 +565,9 @@ class _Composer:
         _check_mixins(self.models)
         # A dialect's own mixins come first, so that they may subclass an engine region
         # (to call its helpers) and the MRO stays consistent; they may not redefine one.
-        model = type("Model", (*self.models, *ENGINE_MODELS), ns)
+        # EngineModel joins the engine's regions (compiled, in the mypyc build); the
+        # class made here stays interpreted (regions.engine).
+        model = type("Model", (*self.models, EngineModel), ns)
         validate(decl, model)
         _check_rule2(decl, matchers, scoped, start_classes, classes, self.owner)
         return Machine(decl, model, matchers, scoped, layouts, self.listens, self.forks, self.hits)

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
+from callsieve.native import mypyc_attr, trait
 from callsieve.events import Event, Reasoning, Text, ToolCallDelta
 from callsieve.grammar.states import OVERFLOW
 
@@ -60,6 +61,8 @@ class Config:
     strict: bool = False
 
 
+@trait
+@mypyc_attr(allow_interpreted_subclasses=True)
 class ModelBase:
     """Shared buffers and the runner protocol.
 
@@ -78,7 +81,8 @@ class ModelBase:
     fence/code-span run counters of the prose region.
     """
 
-    SINKS: dict[str, str] = {}
+    #: state → its sink action (set by the composer on the composed class)
+    SINKS: ClassVar[dict[str, str]] = {}
 
     def __init__(self, config: Config) -> None:
         self.cfg = config
