@@ -43,6 +43,7 @@ COMPILED = [
     "regions/json_body.py",
     "regions/header.py",
     "regions/engine.py",
+    "generated.py",
 ]
 
 

@@ -32,7 +32,7 @@ from callsieve.grammar.api import MAX_TAG_CHARS
 from callsieve.grammar.states import EOF_TRIGGER, OTHER, OVERFLOW
 from callsieve.machine import Machine, build_machine
 from callsieve.matcher import Matcher
-from callsieve.regions import ModelBase as Context
+from callsieve.regions.engine import EngineModel as Context
 
 Guard = tuple[Callable[[Context, str], bool], bool]
 Row = tuple[tuple[Guard, ...], tuple[Callable[[Context, str], None], ...], str]
@@ -283,7 +283,7 @@ class CompiledRunner:
         rows = self.c.table[ctx.state][trigger]
         if index is not None:
             by_key = index[2]
-            rows = by_key.get(getattr(ctx, "hit_key")(ch)) or by_key[""]
+            rows = by_key.get(ctx.hit_key(ch)) or by_key[""]
         for guards, actions, dest in rows:
             for g, target in guards:
                 if g(ctx, ch) != target:

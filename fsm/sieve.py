@@ -142,8 +142,12 @@ class Sieve:
             max_block_chars=max_block_chars,
             id_prefix=new_id_prefix() if id_prefix is None else id_prefix,
             strict=strict,
+            sinks=self.machine.sinks,
         )
-        self._ctx: ModelBase = self.machine.model(config)
+        # The reference runner's model is the composed class (transitions adds its
+        # methods to the instance); the compiled runner's is ``runner_model``.
+        model = self.machine.model if runner == "reference" else self.machine.runner_model
+        self._ctx: ModelBase = model(config)
         initial = "text"
         if start_in_reasoning:
             if not reasoning:

@@ -25,8 +25,8 @@ once, so composition costs nothing per character.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, ClassVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
 
 from callsieve.native import mypyc_attr, trait
 from callsieve.events import Event, Reasoning, Text, ToolCallDelta
@@ -59,6 +59,8 @@ class Config:
     id_prefix: str
     #: every tolerance off (``Sieve(strict=True)``): also what the schema typing reads
     strict: bool = False
+    #: state → its sink action, where a dead tag's first character goes (``Machine.sinks``)
+    sinks: dict[str, str] = field(default_factory=dict)
 
 
 @trait
@@ -81,8 +83,6 @@ class ModelBase:
     fence/code-span run counters of the prose region.
     """
 
-    #: state → its sink action (set by the composer on the composed class)
-    SINKS: ClassVar[dict[str, str]] = {}
 
     def __init__(self, config: Config) -> None:
         self.cfg = config

@@ -156,14 +156,14 @@ class TagModel(ModelBase):
         first, rest = self.tag[0], self.tag[1:]
         self.tag = ""
         self._tag_version += 1
-        getattr(self, self.SINKS[self.origin])(first)
+        getattr(self, self.cfg.sinks[self.origin])(first)
         self.pushback = rest
 
     def tag_release_eof(self, ch: str = "") -> None:
         """End of stream inside a held tag from a state outside any block."""
         tag, self.tag = self.tag, ""
         self._tag_version += 1
-        sink = getattr(self, self.SINKS[self.origin])
+        sink = getattr(self, self.cfg.sinks[self.origin])
         for c in tag:
             sink(c)
 
