@@ -13,6 +13,7 @@ variable is set.
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 from pathlib import Path
@@ -21,30 +22,24 @@ from setuptools import setup
 
 ROOT = Path(__file__).resolve().parent
 
-#: The engine modules compiled, as installed module paths under callsieve/: the runner,
-#: the matcher and every region (where the guards and actions that the runner calls per
-#: character live). Left interpreted: the composer, structure compiler and declaration
-#: checks (run once per dialect combination), the public event and error classes (users
-#: subclass, pickle and compare them), the adapters and the tools.
-COMPILED = [
-    "compiler.py",
-    "matcher.py",
-    "accum.py",
-    "values.py",
-    "regions/__init__.py",
-    "regions/prose.py",
-    "regions/tag.py",
-    "regions/reasoning.py",
-    "regions/block.py",
-    "regions/value.py",
-    "regions/cdata.py",
-    "regions/json_value.py",
-    "regions/capture.py",
-    "regions/json_body.py",
-    "regions/header.py",
-    "regions/engine.py",
-    "generated.py",
-]
+def compiled_paths() -> list[str]:
+    """The modules to compile (``callsieve.native.COMPILED_MODULES``: one list, read here
+    from the source, since the package is not importable while it is being built), as
+    paths under the staged ``callsieve/``."""
+    tree = ast.parse((ROOT / "fsm" / "native.py").read_text(encoding="utf-8"))
+    names: tuple[str, ...] = next(
+        ast.literal_eval(node.value) for node in tree.body
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "COMPILED_MODULES" for t in node.targets)
+    )
+    paths = []
+    for name in names:
+        rel = name.split(".")[1:]
+        path = "/".join(["callsieve", *rel]) + ".py"
+        if (ROOT / "build" / "mypyc-src" / path).exists():
+            paths.append(path)
+        else:
+            paths.append("/".join(["callsieve", *rel, "__init__.py"]))
+    return paths
 
 
 def requested() -> bool:
@@ -79,7 +74,7 @@ def ext_modules() -> list[object]:
     os.chdir(src)  # module names are read from the paths: callsieve/compiler.py is callsieve.compiler
     try:
         return list(mypycify(
-            [f"callsieve/{m}" for m in COMPILED] + ["--ignore-missing-imports", "--strict"],
+            compiled_paths() + ["--ignore-missing-imports", "--strict"],
             opt_level="3",
             # The compiled modules share one library, which mypyc places at the top level
             # (it derives the packages' __path__ from where it stands): named after the

@@ -25,10 +25,51 @@ else:
         return lambda cls: cls
 
 
+#: The modules the compiled build compiles (setup.py reads this list): the runner, the
+#: matcher, every region (the guards and actions the runner calls per character), the
+#: generated guards, and Sieve (feed()'s fast path). Left interpreted: the composer,
+#: structure compiler and declaration checks (run once per dialect combination), the
+#: public event and error classes, the reference runner, the adapters and the tools.
+COMPILED_MODULES = (
+    "callsieve.compiler",
+    "callsieve.matcher",
+    "callsieve.accum",
+    "callsieve.values",
+    "callsieve.generated",
+    "callsieve.sieve",
+    "callsieve.regions",
+    "callsieve.regions.prose",
+    "callsieve.regions.tag",
+    "callsieve.regions.reasoning",
+    "callsieve.regions.block",
+    "callsieve.regions.value",
+    "callsieve.regions.cdata",
+    "callsieve.regions.json_value",
+    "callsieve.regions.capture",
+    "callsieve.regions.json_body",
+    "callsieve.regions.header",
+    "callsieve.regions.engine",
+)
+
+
 def is_compiled(module: Any) -> bool:
     """Whether ``module`` was loaded from a compiled extension, not a ``.py`` file."""
     path = getattr(module, "__file__", None) or ""
     return not path.endswith((".py", ".pyc"))
 
 
-__all__ = ["is_compiled", "mypyc_attr", "trait"]
+def compiled_modules() -> dict[str, bool]:
+    """Each of :data:`COMPILED_MODULES`, and whether it is compiled in this install."""
+    import importlib
+
+    return {name: is_compiled(importlib.import_module(name)) for name in COMPILED_MODULES}
+
+
+def build() -> str:
+    """Which build is installed: ``"pure Python"``, ``"compiled (mypyc)"``, or, should
+    only some of the modules be compiled, ``"partly compiled (mypyc)"``."""
+    got = compiled_modules().values()
+    return "compiled (mypyc)" if all(got) else "partly compiled (mypyc)" if any(got) else "pure Python"
+
+
+__all__ = ["COMPILED_MODULES", "build", "compiled_modules", "is_compiled", "mypyc_attr", "trait"]

@@ -13,6 +13,7 @@ from callsieve.events import Diagnostic, Event, Reasoning, Text, ToolCall
 from callsieve.grammar.api import Dialect
 from callsieve.grammar.registry import resolve
 from callsieve.machine import Machine, compose
+from callsieve.native import mypyc_attr
 from callsieve.reference import ReferenceRunner
 from callsieve.regions import Config, ModelBase
 from callsieve.regions.reasoning import prefill_state
@@ -55,6 +56,8 @@ def compiled(machine: Machine) -> CompiledMachine:
     return compile_machine(machine)
 
 
+# (Compiled in the mypyc build, so that feed()'s fast path runs native; subclasses stay possible.)
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Sieve:
     """Splits a streamed model response into text, reasoning and tool calls.
 

@@ -354,7 +354,7 @@ class JsonBodyModel(CaptureModel):
         if b is None or not b.spilled:  # an overflowed block keeps nothing
             f.keys.add(key)
         if f.role in (EMIT, ARGS):
-            self._out((", " if f.count else "") + json.dumps(key, ensure_ascii=False) + ": ")
+            self._out((", " if f.count else "") + quote(key) + ": ")  # (json.dumps(key, ensure_ascii=False))
             f.count += 1
             self.jrole = EMIT
         elif f.role == CALL:

@@ -133,7 +133,8 @@ class ValueModel(BlockModel):
     def _key_prefix(self, call: Call, name: str) -> str:
         lead = ", " if call.opened_json else "{"
         call.opened_json = True
-        return lead + json.dumps(name, ensure_ascii=False) + ": "
+        key: str = quote(name)  # json.dumps(name, ensure_ascii=False), without its Python layers
+        return lead + key + ": "
 
     def _value(self, s: str, cdata: bool = False) -> None:
         b = self.block
