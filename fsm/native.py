@@ -26,17 +26,17 @@ else:
 
 
 #: The modules the compiled build compiles (setup.py reads this list): the runner, the
-#: matcher, every region (the guards and actions the runner calls per character), the
-#: generated guards, and Sieve (feed()'s fast path). Left interpreted: the composer,
-#: structure compiler and declaration checks (run once per dialect combination), the
-#: public event and error classes, the reference runner, the adapters and the tools.
+#: matcher, every region (the guards and actions the runner calls per character) and the
+#: generated guards. Left interpreted: Sieve (its options are checked in Python, with
+#: Python's errors; feed()'s fast path is the runner's), the composer, structure compiler
+#: and declaration checks (run once per dialect combination), the public event and error
+#: classes, the reference runner, the adapters and the tools.
 COMPILED_MODULES = (
     "callsieve.compiler",
     "callsieve.matcher",
     "callsieve.accum",
     "callsieve.values",
     "callsieve.generated",
-    "callsieve.sieve",
     "callsieve.regions",
     "callsieve.regions.prose",
     "callsieve.regions.tag",

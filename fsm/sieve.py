@@ -13,7 +13,6 @@ from callsieve.events import Diagnostic, Event, Reasoning, Text, ToolCall
 from callsieve.grammar.api import Dialect
 from callsieve.grammar.registry import resolve
 from callsieve.machine import Machine, compose
-from callsieve.native import mypyc_attr
 from callsieve.reference import ReferenceRunner
 from callsieve.regions import Config, ModelBase
 from callsieve.regions.reasoning import prefill_state
@@ -56,8 +55,6 @@ def compiled(machine: Machine) -> CompiledMachine:
     return compile_machine(machine)
 
 
-# (Compiled in the mypyc build, so that feed()'s fast path runs native; subclasses stay possible.)
-@mypyc_attr(allow_interpreted_subclasses=True)
 class Sieve:
     """Splits a streamed model response into text, reasoning and tool calls.
 
@@ -188,16 +185,12 @@ class Sieve:
 
     def feed(self, chunk: str) -> list[Event]:
         # Fast path: a chunk of prose that holds no character the text state stops at,
-        # with nothing pending, is one Text event (what the runner and the drain below
-        # would make of it, without their calls; the differential tests compare both).
+        # with nothing pending, is one Text event (CompiledRunner.prose_chunk).
         fast = self._fast
         if fast is not None and type(chunk) is str:
-            ctx = self._ctx
-            if (ctx.state == "text" and chunk and fast.text_quick(chunk) is None and ctx.block is None
-                    and not ctx.text_buf and not ctx.out and not ctx.dropped and not ctx.reason_raw):
-                fast.base += len(chunk)
-                ctx._saw(chunk)
-                return [Text(chunk, chunk)]
+            got = fast.prose_chunk(chunk)
+            if got is not None:
+                return got
         if self._closed:
             raise FeedAfterCloseError("feed() after close(): make a new Sieve for a new stream")
         if not isinstance(chunk, str):

@@ -40,7 +40,7 @@ class _Parser(argparse.ArgumentParser):
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _Parser(prog="callsieve", description="Split streamed LLM output into text, reasoning and tool calls.")
-    parser.add_argument("--version", action="version", version=f"callsieve {callsieve.__version__} ({native.build()})")
+    parser.add_argument("--version", action="version", version=f"callsieve {callsieve.__version__}, {native.build()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     runners: dict[str, Callable[[argparse.Namespace], int]] = {}
     for name, (module_name, help_text) in COMMANDS.items():
