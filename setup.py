@@ -87,4 +87,12 @@ def ext_modules() -> list[object]:
         os.chdir(old)
 
 
+def _clean() -> None:
+    """setuptools packs whatever build/lib* holds: a module compiled by an earlier
+    compiled build would ride into this wheel (a pure one too), so they start empty."""
+    for d in (ROOT / "build").glob("lib*"):
+        shutil.rmtree(d)
+
+
+_clean()
 setup(ext_modules=ext_modules())
