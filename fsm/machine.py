@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Iterable
 
+from callsieve import generated
 from callsieve.declare import Declaration, validate
 from callsieve.grammar.api import Dialect, JsonValue, Marker, Raw
 from callsieve.grammar.cdata import CDATA_OPEN
@@ -86,13 +87,10 @@ from callsieve.grammar.states import (
 from callsieve.matcher import Entry, Matcher, continuation
 from callsieve.regions import ModelBase, capture, cdata, header, json_body, json_value, prose, reasoning, tag, value
 from callsieve.regions.block import position_rules, position_state
+from callsieve.regions.engine import ENGINE_MODELS, EngineModel
 from callsieve.regions.tag import Fork, ForkCandidate
 from callsieve.structure import Layout, Leaf, Position, ValueSpec, compile_dialect
 
-ENGINE_MODELS: tuple[type, ...] = (
-    prose.ProseModel, reasoning.ReasoningModel, cdata.CdataModel, json_value.JsonModel, json_body.JsonBodyExtras,
-    header.HeaderModel,
-)
 
 
 @dataclass(frozen=True, eq=False)
@@ -131,6 +129,14 @@ class Machine:
     forks: list[Fork] = field(default_factory=list)
     #: guard name → (origin, marker label): the hit guards, for diagrams and traces
     hits: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: state → its sink action: where the first character of a dead tag goes
+    sinks: dict[str, str] = field(default_factory=dict)
+    #: The class the compiled runner's model is made from: :class:`EngineModel` itself
+    #: when no dialect brings a region model (the generated guards and actions are
+    #: called from the table, not looked up on it), else the composed ``model``. (In the
+    #: compiled build an instance of the native class runs its own methods directly;
+    #: an interpreted subclass sends every call between them through Python.)
+    runner_model: type = EngineModel
 
 
 #: ``Sieve(calls_in_reasoning=...)``: whether a tool-call block inside unclosed
@@ -353,7 +359,7 @@ class _Composer:
         lf = opens[0]
         spec = layout.values[lf.id][-1]  # the default body: no open marker's fields to choose by
         act = f"imply_open:{lf.name}"
-        self.actions[act] = _imply_open_action(spec, lf.missing)
+        self.actions[act] = generated.imply_open_action(spec, lf.missing)
         self.rules += on("maybe_tag", ALL, spec.state, act, "reprocess", when=[f"from:{pos.name}"], rank=RANK_RETURN + 900)
         return spec.state, act
 
@@ -367,7 +373,7 @@ class _Composer:
         taken: list[str] = []
         for k, b in enumerate(bodies):
             act = f"enter:{b.name}"
-            self.actions[act] = _enter_action(b)
+            self.actions[act] = generated.enter_action(b)
             if b.kind in JSON_START:
                 cls = JSON_START[b.kind]
                 if cls in taken:
@@ -391,7 +397,7 @@ class _Composer:
                     self.structural("in_capture", q, layout, scope=lf.name, first=("end_capture",))
         self.scoped_entries.setdefault("in_capture", {}).setdefault(lf.name, [])
         g = f"capture:{lf.name}"
-        self.guards[g] = _capture_guard(lf.name)
+        self.guards[g] = generated.capture_guard(lf.name)
         if body.end_chars:
             after = layout.after[lf.id]
             for c in body.end_chars:
@@ -403,7 +409,7 @@ class _Composer:
         if enter is not None:
             raise GrammarError(f"dialect {layout.dialect.name}: a body may not follow a JSON body directly")
         g = f"j_ends:{lf.name}"
-        self.guards[g] = _ends_guard(lf.name)
+        self.guards[g] = generated.ends_guard(lf.name)
         n = len(self.json_exits)
         self.json_exits.append(lf)
         if lf.kind == "json_calls":
@@ -517,7 +523,7 @@ class _Composer:
         for n, c in enumerate(cands):
             dest = dests[c.dialect]
             gname = f"fork_is:{c.dialect}"
-            self.guards[gname] = _fork_guard(c.dialect)
+            self.guards[gname] = generated.fork_guard(c.dialect)
             self.rules += on("fork", ALL, dest, "fork_bind", "reprocess", when=[gname], rank=RANK_HIT + self.fork_rows)
             self.fork_rows += 1
 
@@ -559,13 +565,13 @@ class _Composer:
         rank = RANK_HIT
         for o, es in list(self.entries.items()) + [(o, e) for o, by in self.scoped_entries.items() for e in by.values()]:
             for entry, rows in es:
-                self.guards[entry.key] = _hit_guard(entry.key)
+                self.guards[entry.key] = generated.hit_guard(entry.key)
                 for extra, dest, actions in rows:
                     self.rules += on("maybe_tag", ALL, dest, *actions, when=[entry.key, *extra], rank=rank)
                     rank += 1
                     for g in extra:
                         if g.startswith("case:") and g not in self.guards:
-                            self.guards[g] = _case_guard(g[len("case:"):])
+                            self.guards[g] = generated.case_guard(g[len("case:"):])
         # where a dead tag returns
         sinks = {s.name: s.sink for s in self.states if s.sink}
         ret = RANK_RETURN
@@ -574,7 +580,7 @@ class _Composer:
             if s.name not in origins:
                 continue
             g = f"from:{s.name}"
-            self.guards[g] = _from_guard(s.name)
+            self.guards[g] = generated.from_guard(s.name)
             if s.sink:
                 self.rules += on("maybe_tag", ALL, s.name, "tag_reject", "reprocess", when=[g], rank=ret)
                 if not s.in_block:
@@ -590,21 +596,23 @@ class _Composer:
         for k, (state, c, dest, actions, g) in enumerate(self.char_rows):
             cls = class_of.get(c, OTHER)
             cg = f"char:{c!r}"
-            self.guards[cg] = _char_guard(c)
+            self.guards[cg] = generated.char_guard(c)
             self.rules += on(state, [cls], dest, *actions, when=[g, cg], rank=20 + k)
         transitions = _expand(self.rules, triggers, start_classes)
         decl = Declaration(tuple(self.states), tuple(transitions), "text", classes, self.run_forms)
         ns: dict[str, Any] = dict(self.guards)
         ns.update(self.actions)
-        ns["SINKS"] = sinks
         ns["__module__"] = __name__
         _check_mixins(self.models)
         # A dialect's own mixins come first, so that they may subclass an engine region
         # (to call its helpers) and the MRO stays consistent; they may not redefine one.
-        model = type("Model", (*self.models, *ENGINE_MODELS), ns)
+        # EngineModel joins the engine's regions (compiled, in the mypyc build); the
+        # class made here stays interpreted (regions.engine).
+        model = type("Model", (*self.models, EngineModel), ns)
         validate(decl, model)
         _check_rule2(decl, matchers, scoped, start_classes, classes, self.owner)
-        return Machine(decl, model, matchers, scoped, layouts, self.listens, self.forks, self.hits)
+        return Machine(decl, model, matchers, scoped, layouts, self.listens, self.forks, self.hits, sinks,
+                       model if self.models else EngineModel)
 
 
 def _check_mixins(mixins: list[type]) -> None:
@@ -636,83 +644,6 @@ def _expand(rules: Iterable[Rule | Transition], triggers: tuple[str, ...], start
 def _follow(layout: Layout, lf: Leaf) -> list[Leaf]:
     pos = layout.after.get(lf.id)
     return list(pos.follow) if pos is not None else []
-
-
-def _enter_action(leaf: Leaf) -> Callable[[Any, str], None]:
-    def action(self: Any, ch: str) -> None:
-        self.enter_target = leaf
-        self.enter_body(ch)
-
-    action.__name__ = f"enter:{leaf.name}"
-    return action
-
-
-def _imply_open_action(spec: ValueSpec, code: str) -> Callable[[Any, str], None]:
-    def action(self: Any, ch: str) -> None:
-        self.imply_value_open(spec, code)
-
-    action.__name__ = f"imply_open:{spec.name}"
-    return action
-
-
-def _capture_guard(name: str) -> Callable[[Any, str], bool]:
-    def guard(self: Any, ch: str) -> bool:
-        return bool(self.capture_is(name))
-
-    guard.__name__ = f"capture:{name}"
-    return guard
-
-
-def _ends_guard(name: str) -> Callable[[Any, str], bool]:
-    def guard(self: Any, ch: str) -> bool:
-        return bool(self.j_ends(name))
-
-    guard.__name__ = f"j_ends:{name}"
-    return guard
-
-
-def _char_guard(c: str) -> Callable[[Any, str], bool]:
-    def guard(self: Any, ch: str) -> bool:
-        return ch == c
-
-    guard.__name__ = f"char:{c!r}"
-    return guard
-
-
-def _hit_guard(key: str) -> Callable[[Any, str], bool]:
-    def guard(self: Any, ch: str) -> bool:
-        return bool(self.hit_key(ch) == key)
-
-    guard.__name__ = key
-    return guard
-
-
-def _from_guard(state: str) -> Callable[[Any, str], bool]:
-    def guard(self: Any, ch: str) -> bool:
-        return bool(self.origin == state)
-
-    guard.__name__ = f"from:{state}"
-    return guard
-
-
-def _fork_guard(dialect: str) -> Callable[[Any, str], bool]:
-    def guard(self: Any, ch: str) -> bool:
-        return bool(self.fork_choice(ch) == dialect)
-
-    guard.__name__ = f"fork_is:{dialect}"
-    return guard
-
-
-def _case_guard(spec_name: str) -> Callable[[Any, str], bool]:
-    from callsieve.regions.value import chosen
-
-    def guard(self: Any, ch: str) -> bool:
-        hit = self._hit(ch)
-        specs = getattr(hit.entry.data, "values")
-        return bool(chosen(specs, hit.fields).name == spec_name)
-
-    guard.__name__ = f"case:{spec_name}"
-    return guard
 
 
 def _cross_match(a: Marker | None, b: Marker | None) -> bool:

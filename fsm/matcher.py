@@ -25,13 +25,16 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import regex
 
 from callsieve.grammar.api import MAX_TAG_CHARS, Marker, first_chars, last_chars, tag_fields
 
-DEAD, VIABLE, COMPLETE = 0, 1, 2
+# Final: the compiled build (mypyc) takes them as constants, also as attribute defaults.
+DEAD: Final = 0
+VIABLE: Final = 1
+COMPLETE: Final = 2
 
 _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
 #: Entries kept in a matcher's classify memo before it is cleared.
@@ -48,7 +51,8 @@ class Entry:
 
     key: str
     marker: Marker
-    data: object = None
+    #: (Any, not object: mypyc's dataclasses cannot take an ``object`` field)
+    data: Any = None
     #: An open that must carry a name (call or parameter): without one it is no marker.
     needs_name: bool = False
     #: A tolerated variant of a marker (``grammar.api.Variant``, ``Prefix``): the

@@ -14,7 +14,7 @@ from callsieve.grammar.api import Dialect
 from callsieve.grammar.registry import resolve
 from callsieve.machine import Machine, compose
 from callsieve.reference import ReferenceRunner
-from callsieve.regions import SAW_TRIM_AT, Config, ModelBase
+from callsieve.regions import Config, ModelBase
 from callsieve.regions.reasoning import prefill_state
 from callsieve.schema import load_tools
 
@@ -142,8 +142,12 @@ class Sieve:
             max_block_chars=max_block_chars,
             id_prefix=new_id_prefix() if id_prefix is None else id_prefix,
             strict=strict,
+            sinks=self.machine.sinks,
         )
-        self._ctx: ModelBase = self.machine.model(config)
+        # The reference runner's model is the composed class (transitions adds its
+        # methods to the instance); the compiled runner's is ``runner_model``.
+        model = self.machine.model if runner == "reference" else self.machine.runner_model
+        self._ctx: ModelBase = model(config)
         initial = "text"
         if start_in_reasoning:
             if not reasoning:
@@ -181,21 +185,12 @@ class Sieve:
 
     def feed(self, chunk: str) -> list[Event]:
         # Fast path: a chunk of prose that holds no character the text state stops at,
-        # with nothing pending, is one Text event (what the runner and the drain below
-        # would make of it, without their calls; the differential tests compare both).
+        # with nothing pending, is one Text event (CompiledRunner.prose_chunk).
         fast = self._fast
         if fast is not None and type(chunk) is str:
-            ctx = self._ctx
-            if (ctx.state == "text" and chunk and fast.text_quick(chunk) is None and ctx.block is None
-                    and not ctx.text_buf and not ctx.out and not ctx.dropped and not ctx.reason_raw):
-                n = len(chunk)
-                fast.base += n
-                # ctx._saw(chunk), inlined but for its trim, which it does when due
-                ctx.recent.append(chunk)
-                ctx.recent_len += n
-                if ctx.recent_len > SAW_TRIM_AT:
-                    ctx.trim_recent()
-                return [Text(chunk, chunk)]
+            got = fast.prose_chunk(chunk)
+            if got is not None:
+                return got
         if self._closed:
             raise FeedAfterCloseError("feed() after close(): make a new Sieve for a new stream")
         if not isinstance(chunk, str):

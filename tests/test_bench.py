@@ -115,12 +115,22 @@ def test_bench_names_the_build_it_measured(report: dict[str, Any]) -> None:
 
 
 def test_build_info_detects_a_compiled_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compiled when every module the compiled build compiles is an extension; one
+    alone is a partly compiled install, which is not judged by the compiled targets."""
+    import importlib
+
     import callsieve.compiler
+    from callsieve.native import COMPILED_MODULES
 
     monkeypatch.setattr(callsieve.compiler, "__file__", "/site/callsieve/compiler.cpython-311-x86_64-linux-gnu.so")
     info = bench.build_info()
+    assert info["build"] == "partly compiled (mypyc)" and info["compiled"] is False
+    assert info["compiled_modules"] == ["callsieve.compiler"]
+    for name in COMPILED_MODULES:
+        monkeypatch.setattr(importlib.import_module(name), "__file__", f"/site/{name.replace('.', '/')}.cpython-311-x86_64-linux-gnu.so")
+    info = bench.build_info()
     assert info["build"] == "compiled (mypyc)" and info["compiled"] is True
-    assert "callsieve.compiler" in info["compiled_modules"]
+    assert info["compiled_modules"] == sorted(COMPILED_MODULES)
 
 
 def test_throughput_targets_carry_both_units_and_are_judged_in_empty_calls(report: dict[str, Any]) -> None:

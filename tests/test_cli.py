@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 import callsieve
+from callsieve import native
 from callsieve.tools import demo as cmd_demo
 from callsieve.tools.cli import main
 
@@ -344,13 +345,13 @@ def test_version_is_the_installed_distributions(capsys: pytest.CaptureFixture[st
     assert re.fullmatch(r"\d+\.\d+\.\d+.*", callsieve.__version__)
     rc, out, err = _cli(["--version"], capsys)
     assert (rc, err) == (0, "")
-    assert out == f"callsieve {callsieve.__version__}\n"
+    assert out == f"callsieve {callsieve.__version__}, {native.build()}\n"
 
 
 def test_python_dash_m_callsieve_is_the_command_line() -> None:
     r = subprocess.run([sys.executable, "-m", "callsieve", "--version"], capture_output=True, timeout=60)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.decode() == f"callsieve {callsieve.__version__}\n"
+    assert r.stdout.decode() == f"callsieve {callsieve.__version__}, {native.build()}\n"
     r = subprocess.run([sys.executable, "-m", "callsieve", "parse", "--chunk", "0"], input=b"x", capture_output=True, timeout=60)
     assert r.returncode == 2 and r.stdout == b""
     assert r.stderr.decode().splitlines() == ["callsieve: error: argument --chunk: must be at least 1 character, not 0 (see: callsieve parse --help)"]

@@ -25,9 +25,10 @@ once, so composition costs nothing per character.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
+from callsieve.native import mypyc_attr, trait
 from callsieve.events import Event, Reasoning, Text, ToolCallDelta
 from callsieve.grammar.states import OVERFLOW
 
@@ -60,8 +61,12 @@ class Config:
     id_prefix: str
     #: every tolerance off (``Sieve(strict=True)``): also what the schema typing reads
     strict: bool = False
+    #: state → its sink action, where a dead tag's first character goes (``Machine.sinks``)
+    sinks: dict[str, str] = field(default_factory=dict)
 
 
+@trait
+@mypyc_attr(allow_interpreted_subclasses=True)
 class ModelBase:
     """Shared buffers and the runner protocol.
 
@@ -80,7 +85,6 @@ class ModelBase:
     fence/code-span run counters of the prose region.
     """
 
-    SINKS: dict[str, str] = {}
 
     def __init__(self, config: Config) -> None:
         self.cfg = config

@@ -16,10 +16,11 @@ that is not grammar (``end_bare_block``); its spaces after the last call are pro
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import json
 
+from callsieve.native import mypyc_attr, trait
 from callsieve.accum import Pieces
 from callsieve.errors import MalformedBlockError
 from callsieve.events import Diagnostic, ToolCall, ToolCallStart
@@ -27,9 +28,9 @@ from callsieve.grammar.states import EOF_TRIGGER, OVERFLOW, START, Rule, StateDe
 from callsieve.regions.tag import TagModel
 from callsieve.schema import coerce, fits, types_of
 
-if TYPE_CHECKING:
-    from callsieve.regions.value import Param
-    from callsieve.structure import BlockSpec, Position
+# (Imported at run time: the compiled build's dataclasses read their field types when the
+# module loads. Param cannot be: value.py imports this module.)
+from callsieve.structure import BlockSpec, Position
 
 
 @dataclass
@@ -73,13 +74,14 @@ class Call:
 
 @dataclass
 class Block:
-    spec: "BlockSpec"
+    spec: BlockSpec
     start: int
     raw: Pieces = field(default_factory=Pieces)
     raw_len: int = 0
     calls: list[Call] = field(default_factory=list)
     call: Call | None = None
-    param: "Param | None" = None
+    #: the open parameter (``callsieve.regions.value.Param``; Any: value.py imports this module)
+    param: Any = None
     #: after_close: the close tag and the spaces after it, until what follows decides
     held: list[str] = field(default_factory=list)
     cdata_held: str = ""
@@ -115,6 +117,8 @@ class Block:
         return self.spec.dialect.name
 
 
+@trait
+@mypyc_attr(allow_interpreted_subclasses=True)
 class BlockModel(TagModel):
     #: tolerated deviations read before their block opened (a variant block open)
     notes: list[Diagnostic]
@@ -573,16 +577,16 @@ def _segments(calls: list[Call], kept: list[bool], total: int) -> list[tuple[Cal
     return [(c, s, e) for c, s, e in segs]
 
 
-def position_state(pos: "Position") -> StateDecl:
+def position_state(pos: Position) -> StateDecl:
     return StateDecl(pos.name, _doc(pos), in_block=True, owner=pos.spec.dialect.name)
 
 
-def _doc(pos: "Position") -> str:
+def _doc(pos: Position) -> str:
     nexts = ", ".join(lf.label() for lf in pos.follow)
     return f"{pos.spec.dialect.name}: between markers; next: {nexts}" + (" (or the end of the block)" if pos.can_end else "")
 
 
-def position_rules(pos: "Position", routed: tuple[str, ...] = (), rest_routed: bool = False,
+def position_rules(pos: Position, routed: tuple[str, ...] = (), rest_routed: bool = False,
                    implied: tuple[str, str] | None = None) -> list[Rule]:
     """A position between markers: whitespace is held, start characters go to
     maybe_tag, anything else ends a bare block (complete) or makes the block malformed.

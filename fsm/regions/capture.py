@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import regex
 
+from callsieve.native import mypyc_attr, trait
 from callsieve.grammar.api import Capture
 from callsieve.grammar.states import EOF_TRIGGER, OVERFLOW, START, Region, StateDecl, but, on
 from callsieve.regions.block import BlockModel
 
 
+@trait
+@mypyc_attr(allow_interpreted_subclasses=True)
 class CaptureModel(BlockModel):
     captured = ""
     capture_leaf: object = None

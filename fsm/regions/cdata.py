@@ -7,10 +7,13 @@ The open is a marker ``in_param`` listens for when the value's style says ``cdat
 
 from __future__ import annotations
 
+from callsieve.native import mypyc_attr, trait
 from callsieve.grammar.states import EOF_TRIGGER, OVERFLOW, Region, StateDecl, but, on
 from callsieve.regions.value import ValueModel
 
 
+@trait
+@mypyc_attr(allow_interpreted_subclasses=True)
 class CdataModel(ValueModel):
     def open_cdata(self, ch: str) -> None:
         self._hold(self._take_tag(ch))

@@ -20,17 +20,21 @@ from typing import Any, Callable
 
 import regex
 
+from callsieve.native import mypyc_attr, trait
 from callsieve.events import Text
 from callsieve.grammar.api import Header, Variant
 from callsieve.grammar.states import EOF_TRIGGER, RANK_RETURN, START, Listen, Region, Rule, StateDecl, but, on
 from callsieve.regions.block import BlockModel
 
 
+@trait
+@mypyc_attr(allow_interpreted_subclasses=True)
 class HeaderModel(BlockModel):
     hdr_raw = ""
     hdr_start = 0
     hdr_decl: object = None
-    _hdr_memo: tuple[str, int, object] = ("\0", -1, None)
+    #: (None, not an empty tuple: a tuple-typed attribute of a trait trips mypyc 2.4's C code)
+    _hdr_memo: tuple[str, int, object] | None = None
     _hdr_m: Any = None
 
     def header_begin(self, ch: str) -> None:
@@ -57,7 +61,7 @@ class HeaderModel(BlockModel):
     def header_match(self, h: Header) -> tuple[int, Any]:
         """The index of the first case matching the header so far, and its match."""
         memo = self._hdr_memo
-        if memo[0] == self.hdr_raw and memo[2] is h:
+        if memo is not None and memo[0] == self.hdr_raw and memo[2] is h:
             return memo[1], self._hdr_m
         got, m = len(h.cases), None
         for k, c in enumerate(h.cases):

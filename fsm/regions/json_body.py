@@ -21,8 +21,9 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
+from callsieve.native import mypyc_attr, trait
 from callsieve.grammar.api import JsonCall, JsonCalls
 from callsieve.grammar.states import ALL, EOF_TRIGGER, OTHER, OVERFLOW, Region, Rule, StateDecl, but, on
 from callsieve.regions import quote
@@ -43,7 +44,7 @@ _CTRL = re.compile(r"[\x00-\x1f]")
 EMIT = "emit"  # inside the arguments: streamed
 ARGS = "args"  # the arguments object itself: streamed
 CALL = "call"  # the call object of a JsonCall
-SKIP = "skip"  # a value the shape ignores: checked, not streamed
+SKIP: Final = "skip"  # a value the shape ignores: checked, not streamed
 CALLS = "calls"  # the array of call objects of a JsonCalls
 NAME = "name"  # the call's name (a string)
 ID = "id"  # the call's wire id (a string)
@@ -57,6 +58,8 @@ class Frame:
     count: int = 0
 
 
+@trait
+@mypyc_attr(allow_interpreted_subclasses=True)
 class JsonBodyModel(CaptureModel):
     jframes: list[Frame]
     jshape: object = None  # JsonArgs | JsonCall
@@ -309,10 +312,11 @@ class JsonBodyModel(CaptureModel):
         self._hold(ch)
         c = chr(int(self.jhex + ch, 16))
         self.jhex = ""
-        if "\ud800" <= c <= "\udbff":
+        # (Surrogates compared by code point: mypyc takes no surrogate in a literal.)
+        if 0xD800 <= ord(c) <= 0xDBFF:
             self._flush_high()
             self.jhigh = c
-        elif "\udc00" <= c <= "\udfff" and self.jhigh:
+        elif 0xDC00 <= ord(c) <= 0xDFFF and self.jhigh:
             pair = chr(0x10000 + ((ord(self.jhigh) - 0xD800) << 10) + (ord(c) - 0xDC00))
             self.jhigh = ""
             self._text_piece(pair)
@@ -350,7 +354,7 @@ class JsonBodyModel(CaptureModel):
         if b is None or not b.spilled:  # an overflowed block keeps nothing
             f.keys.add(key)
         if f.role in (EMIT, ARGS):
-            self._out((", " if f.count else "") + json.dumps(key, ensure_ascii=False) + ": ")
+            self._out((", " if f.count else "") + quote(key) + ": ")  # (json.dumps(key, ensure_ascii=False))
             f.count += 1
             self.jrole = EMIT
         elif f.role == CALL:
@@ -501,6 +505,8 @@ def _rules() -> tuple[object, ...]:
     return tuple(r)
 
 
+@trait
+@mypyc_attr(allow_interpreted_subclasses=True)
 class JsonBodyExtras(JsonBodyModel):
     def j_after_comma(self, ch: str) -> None:
         f = self.jframes[-1]

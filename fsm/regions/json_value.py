@@ -9,10 +9,13 @@ to be data, the value reopens here (``reopen_json``).
 
 from __future__ import annotations
 
+from callsieve.native import mypyc_attr, trait
 from callsieve.grammar.states import ALL, EOF_TRIGGER, OVERFLOW, START, Region, StateDecl, but, on
 from callsieve.regions.value import ValueModel
 
 
+@trait
+@mypyc_attr(allow_interpreted_subclasses=True)
 class JsonModel(ValueModel):
     def json_open(self, ch: str) -> None:
         self.value_char(ch)

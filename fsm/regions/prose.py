@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 
+from callsieve.native import mypyc_attr, trait
 from callsieve.grammar.states import ALL, EOF_TRIGGER, START, Region, StateDecl, but, on
 from callsieve.regions import LINE_TAIL, ModelBase
 
@@ -178,6 +179,8 @@ def _columns(s: str) -> int:
     return col
 
 
+@trait
+@mypyc_attr(allow_interpreted_subclasses=True)
 class ProseModel(ModelBase):
     run_char = ""
     run_len = 0

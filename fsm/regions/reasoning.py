@@ -17,12 +17,15 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from callsieve.native import mypyc_attr, trait
 from callsieve.events import Diagnostic
 from callsieve.grammar.api import Reasoning
 from callsieve.grammar.states import EOF_TRIGGER, START, Listen, Region, Rule, StateDecl, but, on
 from callsieve.regions.tag import TagModel
 
 
+@trait
+@mypyc_attr(allow_interpreted_subclasses=True)
 class ReasoningModel(TagModel):
     def reasoning_char(self, ch: str) -> None:
         self.reason_text.append(ch)

@@ -26,7 +26,9 @@ that merely mentions the opener go back to being prose at once).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from callsieve.native import mypyc_attr, trait
 from callsieve.events import Diagnostic
 from callsieve.grammar.api import MAX_TAG_CHARS
 from callsieve.grammar.states import (
@@ -46,17 +48,18 @@ FORK_MAX_SPACE = 64
 
 @dataclass(frozen=True, eq=False)
 class ForkCandidate:
-    """One dialect's block that may follow a shared opener."""
+    """One dialect's block that may follow a shared opener. (Fields typed Any, not
+    object: mypyc's dataclasses cannot take an ``object`` field.)"""
 
     dialect: str
     #: The block spec the composer binds (``callsieve.structure.BlockSpec``).
-    spec: object
+    spec: Any
     #: The markers that may follow the opener in this block.
     decider: Matcher
     #: The opener pattern of this dialect (the shared entry may merge several).
-    opener: object
+    opener: Any
     #: The body the opener leads into in this dialect (a JSON call), if any.
-    enter: object = None
+    enter: Any = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,6 +68,8 @@ class Fork:
     candidates: tuple[ForkCandidate, ...]
 
 
+@trait
+@mypyc_attr(allow_interpreted_subclasses=True)
 class TagModel(ModelBase):
     tag = ""
     tag_start = 0
@@ -72,7 +77,9 @@ class TagModel(ModelBase):
     # maybe_tag asks about the same text.
     _cls_version = -1
     _cls_ch = ""
-    _cls: tuple[int, Hit | None] = (DEAD, None)
+    #: (None until the first classification: a tuple-typed attribute of a trait trips
+    #: mypyc 2.4's C code, an optional one is boxed and compiles)
+    _cls: tuple[int, Hit | None] | None = None
     _cls_key = ""
     _tag_version = 0
     # fork
@@ -80,17 +87,19 @@ class TagModel(ModelBase):
     fork_tag = ""
     fork_start = 0
     fork_held = ""
-    _fork_memo: tuple[str, tuple[int, ForkCandidate | None]] = ("\0", (DEAD, None))
+    _fork_memo: tuple[str, tuple[int, ForkCandidate | None]] | None = None  # (optional: as _cls)
 
     # ------------------------------------------------------------ maybe_tag
     def _classify(self, ch: str) -> tuple[int, Hit | None]:
-        if self._cls_version != self._tag_version or self._cls_ch != ch:
+        got = self._cls
+        if got is None or self._cls_version != self._tag_version or self._cls_ch != ch:
             self._cls_version = self._tag_version
             self._cls_ch = ch
-            self._cls = self.matcher().classify(self.tag + ch)
-            hit = self._cls[1]
+            got = self.matcher().classify(self.tag + ch)
+            self._cls = got
+            hit = got[1]
             self._cls_key = hit.entry.key if hit is not None else ""
-        return self._cls
+        return got
 
     def hit_key(self, ch: str) -> str:
         """The key of the entry (held tag + ch) completes, or ""."""
@@ -131,7 +140,8 @@ class TagModel(ModelBase):
     enter_target: object = None
 
     def _take_tag(self, ch: str) -> str:
-        hit = self._cls[1] if (self._cls_version == self._tag_version and self._cls_ch == ch) else None
+        cls = self._cls
+        hit = cls[1] if (cls is not None and self._cls_version == self._tag_version and self._cls_ch == ch) else None
         self.enter_target = getattr(hit.entry.data, "enter", None) if hit is not None else None
         tag = self.tag + ch
         self.tag = ""
@@ -148,14 +158,14 @@ class TagModel(ModelBase):
         first, rest = self.tag[0], self.tag[1:]
         self.tag = ""
         self._tag_version += 1
-        getattr(self, self.SINKS[self.origin])(first)
+        getattr(self, self.cfg.sinks[self.origin])(first)
         self.pushback = rest
 
     def tag_release_eof(self, ch: str = "") -> None:
         """End of stream inside a held tag from a state outside any block."""
         tag, self.tag = self.tag, ""
         self._tag_version += 1
-        sink = getattr(self, self.SINKS[self.origin])
+        sink = getattr(self, self.cfg.sinks[self.origin])
         for c in tag:
             sink(c)
 
@@ -169,12 +179,12 @@ class TagModel(ModelBase):
         self.fork_tag = tag
         self.fork_start = self.tag_start
         self.fork_held = ""
-        self._fork_memo = ("\0", (DEAD, None))
+        self._fork_memo = None
 
     def _fork_decide(self, ch: str) -> tuple[int, ForkCandidate | None]:
         text = self.fork_held + ch
         memo = self._fork_memo
-        if memo[0] == text:
+        if memo is not None and memo[0] == text:
             return memo[1]
         rest = text.lstrip(" \t\r\n")
         fork = self.fork

@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from callsieve.native import mypyc_attr, trait
 from callsieve.accum import Pieces
 from callsieve.grammar.api import Choose, JsonValue, Raw
 from callsieve.grammar.states import ALL, EOF_TRIGGER, OVERFLOW, START, Region, StateDecl, but, on
@@ -73,6 +74,8 @@ def chosen(specs: tuple[ValueSpec, ...], fields: dict[str, str]) -> ValueSpec:
     return specs[0]
 
 
+@trait
+@mypyc_attr(allow_interpreted_subclasses=True)
 class ValueModel(BlockModel):
     def open_param(self, ch: str) -> None:
         b = self._block()
@@ -155,7 +158,8 @@ class ValueModel(BlockModel):
     def _key_prefix(self, call: Call, name: str) -> str:
         lead = ", " if call.opened_json else "{"
         call.opened_json = True
-        return lead + json.dumps(name, ensure_ascii=False) + ": "
+        key: str = quote(name)  # json.dumps(name, ensure_ascii=False), without its Python layers
+        return lead + key + ": "
 
     def _value(self, s: str, cdata: bool = False) -> None:
         b = self.block

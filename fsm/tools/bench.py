@@ -45,8 +45,9 @@ How it is timed (the machines are shared and noisy):
   best is the machine at its least disturbed, and the ratio carries across machines
   (and across a machine's fast and slow spells) where MB/s does not.
 
-Targets (issue 13, for the build measured: pure Python, or compiled when
-``callsieve.compiler`` is not a ``.py`` file, as a mypyc build would be) are printed with
+Targets (issue 13, for the build measured: pure Python, or compiled when the modules
+of ``callsieve.native.COMPILED_MODULES`` are extensions, as ``CALLSIEVE_COMPILE=1 pip
+install .`` builds them) are printed with
 PASS/FAIL and never change the exit status. Each throughput target is given in MB/s
 and in empty calls per character (per feed for prose in 4-character chunks); **PASS is
 judged by the empty-call multiple**, so a slow machine does not fail a fast design (nor
@@ -159,25 +160,19 @@ def machine() -> dict[str, Any]:
 
 
 def build_info() -> dict[str, Any]:
-    """Which build of callsieve is measured: ``"pure Python"``, or ``"compiled (mypyc)"``
-    when ``callsieve.compiler`` (the engine's core) is not loaded from a ``.py`` file.
-    ``compiled_modules`` lists every loaded callsieve module that is not."""
+    """Which build of callsieve is measured (``callsieve.native.build()``): ``"pure
+    Python"``, or ``"compiled (mypyc)"`` when every module the compiled build compiles
+    (``callsieve.native.COMPILED_MODULES``) is loaded from an extension, not a ``.py``
+    file. ``compiled_modules`` lists those that are."""
     import callsieve.compiler as core
+    from callsieve import native
 
-    def is_py(mod: Any) -> bool:
-        path = getattr(mod, "__file__", None) or ""
-        return path.endswith(".py")
-
-    compiled_modules = sorted(
-        name for name, mod in list(sys.modules.items())
-        if (name == "callsieve" or name.startswith("callsieve.")) and mod is not None
-        and getattr(mod, "__file__", None) and not is_py(mod)
-    )
+    got = native.compiled_modules()
     return {
-        "build": "pure Python" if is_py(core) else "compiled (mypyc)",
-        "compiled": not is_py(core),
+        "build": native.build(),
+        "compiled": all(got.values()),
         "core_module_file": getattr(core, "__file__", None),
-        "compiled_modules": compiled_modules,
+        "compiled_modules": sorted(name for name, yes in got.items() if yes),
     }
 
 

@@ -19,6 +19,7 @@ import sys
 from typing import Callable, NoReturn, Sequence
 
 import callsieve
+from callsieve import native
 from callsieve.tools.parse import USAGE_ERROR, error
 
 #: subcommand → module defining ``add_arguments(parser)`` and ``run(args) -> int``.
@@ -39,7 +40,7 @@ class _Parser(argparse.ArgumentParser):
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _Parser(prog="callsieve", description="Split streamed LLM output into text, reasoning and tool calls.")
-    parser.add_argument("--version", action="version", version=f"callsieve {callsieve.__version__}")
+    parser.add_argument("--version", action="version", version=f"callsieve {callsieve.__version__}, {native.build()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     runners: dict[str, Callable[[argparse.Namespace], int]] = {}
     for name, (module_name, help_text) in COMMANDS.items():

@@ -1,0 +1,95 @@
+"""The guards and actions the composer generates, one per name a machine's rows use.
+
+``callsieve.machine`` reads the declaration's needs (a guard per listened marker, per
+origin state, per dialect sharing an opener, ...) and makes each callback with one of
+these factories; the compiled runner calls them as ``g(ctx, ch)``, ``transitions`` as
+methods of the composed model. They live in a module of their own, typed over
+:class:`EngineModel`, so that the compiled build (mypyc) compiles them with the regions:
+each reads the model's registers natively instead of through an interpreted closure.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from callsieve.regions.engine import EngineModel
+from callsieve.regions.value import chosen
+from callsieve.structure import Leaf, ValueSpec
+
+Guard = Callable[[EngineModel, str], bool]
+Action = Callable[[EngineModel, str], None]
+
+
+def enter_action(leaf: Leaf) -> Action:
+    def action(self: EngineModel, ch: str) -> None:
+        self.enter_target = leaf
+        self.enter_body(ch)
+
+    action.__name__ = f"enter:{leaf.name}"
+    return action
+
+
+def imply_open_action(spec: ValueSpec, code: str) -> Action:
+    def action(self: EngineModel, ch: str) -> None:
+        self.imply_value_open(spec, code)
+
+    action.__name__ = f"imply_open:{spec.name}"
+    return action
+
+
+def capture_guard(name: str) -> Guard:
+    def guard(self: EngineModel, ch: str) -> bool:
+        return self.capture_is(name)
+
+    guard.__name__ = f"capture:{name}"
+    return guard
+
+
+def ends_guard(name: str) -> Guard:
+    def guard(self: EngineModel, ch: str) -> bool:
+        return self.j_ends(name)
+
+    guard.__name__ = f"j_ends:{name}"
+    return guard
+
+
+def char_guard(c: str) -> Guard:
+    def guard(self: EngineModel, ch: str) -> bool:
+        return ch == c
+
+    guard.__name__ = f"char:{c!r}"
+    return guard
+
+
+def hit_guard(key: str) -> Guard:
+    def guard(self: EngineModel, ch: str) -> bool:
+        return self.hit_key(ch) == key
+
+    guard.__name__ = key
+    return guard
+
+
+def from_guard(state: str) -> Guard:
+    def guard(self: EngineModel, ch: str) -> bool:
+        return self.origin == state
+
+    guard.__name__ = f"from:{state}"
+    return guard
+
+
+def fork_guard(dialect: str) -> Guard:
+    def guard(self: EngineModel, ch: str) -> bool:
+        return self.fork_choice(ch) == dialect
+
+    guard.__name__ = f"fork_is:{dialect}"
+    return guard
+
+
+def case_guard(spec_name: str) -> Guard:
+    def guard(self: EngineModel, ch: str) -> bool:
+        hit = self._hit(ch)
+        specs = getattr(hit.entry.data, "values")
+        return chosen(specs, hit.fields).name == spec_name
+
+    guard.__name__ = f"case:{spec_name}"
+    return guard
