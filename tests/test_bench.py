@@ -174,6 +174,23 @@ def test_bench_text_report_shows_build_cpu_and_both_units(capsys: pytest.Capture
     assert "empty calls per character" in line and "MB/s" in line and ("[PASS]" in line or "[FAIL]" in line)
 
 
+def test_bench_runs_the_hostile_section_alone_for_hostile_workload_names() -> None:
+    """``--workload`` naming hostile inputs runs only the hostile section, with only those."""
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = main(["bench", "--quick", "--json", "--size", "5000", "--workload", "fences", "--workload", "spill"])
+    assert rc == 0
+    data = json.loads(out.getvalue())
+    assert data["workloads"] == [] and data["prose_memory"] is None
+    assert [r["name"] for r in data["hostile"]["rows"]] == ["spill", "fences"]  # in HOSTILE order
+    assert {t["name"].split(",")[0] for t in data["targets"]} == {"hostile fences", "hostile spill"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["bench", "--quick", "--json", "--workload", "no_such_input"]) == 2
+
+
 def test_bench_workloads_are_parsed_as_built() -> None:
     """Each workload's calls come out of the sieve, in every chunking the bench uses."""
     for w in WORKLOADS:
