@@ -73,6 +73,15 @@ class CompiledMachine:
     #: only those of the held tag's key can fire, so only they are tried (issue 12,
     #: finding 9: a completed tag tried every marker's row in turn).
     hit_rows: dict[tuple[str, str], tuple[int, int, dict[str, tuple[Row, ...]]]] = field(default_factory=dict)
+    #: id of a row whose first guard is a return guard (``from:ORIGIN``: the held tag
+    #: came from that state) → that origin. A dead tag is tried against one return row
+    #: per origin state; only its own origin's can fire, so the others are left out.
+    row_origin: dict[int, str] = field(default_factory=dict)
+    #: (state, trigger, hit key, origin) → the rows that may fire: filled on first use.
+    picked: dict[tuple[str, str, str, str], tuple[Row, ...]] = field(default_factory=dict)
+    #: state → its state run (``Region.state_runs``): tried before the state's bulk
+    #: rule, it may read through several states at once.
+    state_runs: dict[str, Callable[[Context, str, int], int]] = field(default_factory=dict)
 
     def scanner(self, state: str, matcher: Matcher | None) -> Scanner:
         key = (state, matcher)
@@ -119,7 +128,13 @@ def compile_machine(composed: Machine) -> CompiledMachine:
             index = _hit_index(named, frozen[state][trigger])
             if index is not None:
                 hit_rows[(state, trigger)] = index
-    return CompiledMachine(frozen, bulk, decl.initial, decl.class_of(), first_loops, hit_rows=hit_rows)
+    row_origin = {id(row): guards[0][len("from:"):]
+                  for state, by in names.items() for trigger, named in by.items()
+                  for (guards, _a, _d), row in zip(named, frozen[state][trigger])
+                  if (state, trigger) in hit_rows and guards and guards[0].startswith("from:")}
+    state_runs = {state: getattr(model, method) for state, method in decl.state_runs.items()}
+    return CompiledMachine(frozen, bulk, decl.initial, decl.class_of(), first_loops, hit_rows=hit_rows,
+                           state_runs=state_runs, row_origin=row_origin)
 
 
 def _hit_index(named: list[tuple[tuple[str, ...], tuple[str, ...], str]],
@@ -257,6 +272,7 @@ class CompiledRunner:
         self._sc_block: object = None
         self._sc: Scanner = _scan_nothing
         self._sc_run: Callable[[Context, str, int, int], int] = _run_nothing
+        self._sc_cache: dict[tuple[str, str], Scanner] = {}
         #: ``search`` for any character that stops the prose run (a start character of
         #: the text state's markers, a fence or span character), when the text state's
         #: run action is the plain one: a chunk it finds nothing in is one run of
@@ -272,18 +288,34 @@ class CompiledRunner:
     # -- scanning
     def _scanner(self, state: str, rule: BulkRule) -> Scanner:
         ctx = self.ctx
-        sc = self.c.scanner(state, ctx.matcher(state) if rule.marker_aware else None)
+        # (state, scope) decides the matcher (``ModelBase.matcher``): kept per runner, so
+        # markup-dense input that changes state at every few characters finds its
+        # scanner with one lookup.
+        key = (state, ctx.scope)
+        sc = self._sc_cache.get(key)
+        if sc is None:
+            sc = self._sc_cache[key] = self.c.scanner(state, ctx.matcher(state) if rule.marker_aware else None)
         self._sc_state, self._sc_block, self._sc, self._sc_run = state, ctx.block, sc, rule.run
         return sc
 
     # -- stepping
     def _step(self, trigger: str, ch: str) -> None:
         ctx = self.ctx
-        index = self.c.hit_rows.get((ctx.state, trigger))
-        rows = self.c.table[ctx.state][trigger]
-        if index is not None:
-            by_key = index[2]
-            rows = by_key.get(getattr(ctx, "hit_key")(ch)) or by_key[""]
+        state = ctx.state
+        index = self.c.hit_rows.get((state, trigger))
+        if index is None:
+            rows = self.c.table[state][trigger]
+        else:
+            # Only the held tag's key's rows, and only its origin's return rows, can fire.
+            key = getattr(ctx, "hit_key")(ch)
+            pick = (state, trigger, key, ctx.origin)
+            got = self.c.picked.get(pick)
+            if got is None:
+                by_key = index[2]
+                origin_of = self.c.row_origin
+                got = tuple(r for r in (by_key.get(key) or by_key[""]) if origin_of.get(id(r), ctx.origin) == ctx.origin)
+                self.c.picked[pick] = got
+            rows = got
         for guards, actions, dest in rows:
             for g, target in guards:
                 if g(ctx, ch) != target:
@@ -321,6 +353,7 @@ class CompiledRunner:
         ctx = self.ctx
         bulk = self.c.bulk
         first_loops = self.c.first_loops
+        state_runs = self.c.state_runs
         class_of = self.c.class_of
         step = self._step
         n = len(s)
@@ -329,6 +362,21 @@ class CompiledRunner:
                 stopped = False
             else:
                 state = ctx.state
+                form = state_runs.get(state)
+                if form is not None:
+                    # A state run first; where it stops, the bulk rule of the state it
+                    # ended in (or a step) goes on: a run is not asked twice in a row.
+                    ctx.pos = base + i
+                    j = form(ctx, s, i)
+                    if j > i:
+                        i = j
+                        if ctx.block is not None and ctx.over_limit():
+                            ctx.pos = base + i
+                            step(OVERFLOW, "")
+                            continue
+                        if i >= n:
+                            break
+                    state = ctx.state
                 rule = bulk.get(state)
                 if rule is not None:
                     if state == self._sc_state and ctx.block is self._sc_block:

@@ -164,6 +164,7 @@ class _Composer:
         self.json_exits: list[Leaf] = []
         self.fork_rows = 0
         self.run_forms: dict[str, str] = dict(RUN_FORMS)
+        self.state_runs: dict[str, str] = {}
         #: generated actions (``enter:LEAF``), added to the model like the guards
         self.actions: dict[str, Callable[..., None]] = {}
         #: hit key → the one dialect a region's marker belongs to (rule 2 reads it)
@@ -261,6 +262,10 @@ class _Composer:
             self.states += r.states
             self.rules += r.rules
             self.run_forms.update(r.run_forms)
+            for state, method in r.state_runs:
+                if state in self.state_runs:
+                    raise GrammarError(f"state {state!r} has two state runs ({self.state_runs[state]!r}, {method!r})")
+                self.state_runs[state] = method
             engine = r.model is not None and any(issubclass(e, r.model) for e in ENGINE_MODELS)
             if r.model is not None and not engine and r.model not in self.models:
                 self.models.append(r.model)
@@ -560,7 +565,7 @@ class _Composer:
             self.guards[cg] = _char_guard(c)
             self.rules += on(state, [cls], dest, *actions, when=[g, cg], rank=20 + k)
         transitions = _expand(self.rules, triggers, start_classes)
-        decl = Declaration(tuple(self.states), tuple(transitions), "text", classes, self.run_forms)
+        decl = Declaration(tuple(self.states), tuple(transitions), "text", classes, self.run_forms, self.state_runs)
         ns: dict[str, Any] = dict(self.guards)
         ns.update(self.actions)
         ns["SINKS"] = sinks
