@@ -145,9 +145,9 @@ def test_runners_agree_on_json_values_of_brackets_strings_and_markup(data: st.Da
     """The JSON value state runs (brackets counted in runs, a start character read as
     data inside brackets, strings and their escapes taken whole) read as stepping does,
     wherever the block's limit falls."""
-    value = data.draw(st.text(st.sampled_from('[]{}""\\\\<x ,:1'), max_size=60))
-    if data.draw(st.booleans()):
-        value += f"</{DSML_BAR}parameter>" + data.draw(st.text(st.sampled_from('[]"<x'), max_size=8))
+    pieces = ["[", "]", "{", "}", '"', '\\"', "\\\\", "\\", "<", "x", " ", ",", ":", "1", f"</{DSML_BAR}parameter>",
+              f"</{DSML_BAR}parameter>\n</{DSML_BAR}invoke>"]
+    value = "".join(data.draw(st.lists(st.sampled_from(pieces), max_size=30)))
     doc = (f"<{DSML_BAR}tool_calls>\n<{DSML_BAR}invoke name=\"f\">\n<{DSML_BAR}parameter name=\"k\" string=\"false\">"
            f"{value}</{DSML_BAR}parameter>\n</{DSML_BAR}invoke>\n</{DSML_BAR}tool_calls>")
     both(doc, data, dialects=["dsml"], max_block_chars=data.draw(st.sampled_from([1 << 20, 40, 90, 130])))

@@ -59,6 +59,8 @@ SETEXT = re.compile(r" {0,3}-+[ \t]*\Z")
 #: A run of one fence or span character (the state runs read runs whole).
 _RUN_OF = {"`": re.compile("`+"), "~": re.compile("~+")}
 _BLANKS = re.compile(r"[ \t]*")
+#: What may follow a closing fence's run on its line (``fence_tail``: the ws class).
+_TAIL_BLANKS = re.compile(r"[ \t\r]*")
 #: A fence character at the start of a later line, after blanks only.
 _CLOSE_AT = {c: re.compile(r"\n([ \t]*)" + re.escape(c)) for c in "`~"}
 _NEVER = re.compile(r"(?!)")
@@ -433,33 +435,67 @@ class ProseModel(ModelBase):
         """The state run of ``in_fence``: text up to the first character that could
         leave it (``fence_may_close``: the fence's character where the line so far is
         blank and indented within three columns of its container; with a container, a
-        line end, ``fence_in_item``). Every character before it is ``text_char``."""
+        line end, ``fence_in_item``). Every character before it is ``text_char``.
+
+        A run there that cannot close the fence is read through too: shorter than the
+        fence's, or followed by blanks and then anything but a line end, the steps
+        (``fence_run``, ``fence_tail``) only send its characters back to ``in_fence``
+        as text. Only a run that may close it (or whose end the chunk cuts) stops it."""
         n = len(s)
-        j = n
+        stop = n
         if self.fence_container > 0:
             k = s.find("\n", i)
             if k >= 0:
-                j = k
+                stop = k
         c = self.fence_char
         lo, hi = self.fence_container, self.fence_container + 3
+        j = stop
         # On the current line: its head so far is blank, then blanks, then ``c``.
-        first_nl = s.find("\n", i, j)
+        first_nl = s.find("\n", i, stop)
         head = BLANK_HEAD.match(self._line())
         if head is not None:
             blanks = _BLANKS.match(s, i)  # (always matches: possibly empty)
             b = blanks.end() if blanks is not None else i
-            if b < j and s[b] == c and (first_nl < 0 or b < first_nl) \
-                    and lo <= _columns(head.group(1) + s[i:b]) <= hi:
+            if b < stop and s[b] == c and (first_nl < 0 or b < first_nl) \
+                    and lo <= _columns(head.group(1) + s[i:b]) <= hi and self._past_close(s, b) < 0:
                 j = b
         # On a later line: a newline, blanks, then ``c``.
-        if first_nl >= 0:
-            for m in _CLOSE_AT.get(c, _NEVER).finditer(s, first_nl, j):
-                if lo <= _columns(m.group(1)) <= hi:
-                    j = m.end() - 1
+        if j == stop and first_nl >= 0:
+            rx = _CLOSE_AT.get(c, _NEVER)
+            k = first_nl
+            while True:
+                m = rx.search(s, k, stop)
+                if m is None:
                     break
+                p = m.end() - 1
+                k = p
+                if lo <= _columns(m.group(1)) <= hi:
+                    past = self._past_close(s, p)
+                    if past < 0:
+                        j = p
+                        break
+                    k = past
         if j > i:
             self._text(s[i:j])
         return j
+
+    def _past_close(self, s: str, p: int) -> int:
+        """For a run of the fence's character at ``p`` where a closing fence may stand:
+        where reading goes on in ``in_fence`` when it closes nothing (shorter than the
+        fence, or followed by blanks and more on its line), or -1 when it may close
+        the fence or the chunk ends before that is known."""
+        run = _RUN_OF[self.fence_char].match(s, p)
+        r = run.end() if run is not None else p
+        n = len(s)
+        if r >= n:
+            return -1
+        if r - p < self.fence_len:
+            return r
+        tail = _TAIL_BLANKS.match(s, r)
+        t = tail.end() if tail is not None else r
+        if t >= n or s[t] == "\n":
+            return -1
+        return t
 
 
 STATES = (
