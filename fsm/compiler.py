@@ -49,6 +49,16 @@ class BulkRule:
     #: classes, everything else leaves: ``after_close`` on whitespace) and the scan
     #: stops at the first character outside them; ``stop_chars`` is then unused.
     loop_chars: str = ""
+    #: Characters at which the scan stops at once (a stop character; for a loop, any
+    #: character outside it is told by ``loop_set``): the runner steps them without
+    #: choosing or calling a scanner (markup-dense input changes state every few
+    #: characters, and most scans there would find nothing to take).
+    stop_set: frozenset[str] = frozenset()
+    loop_set: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        self.stop_set = frozenset(self.stop_chars) if not self.loop_chars else frozenset()
+        self.loop_set = frozenset(self.loop_chars)
 
 
 Scanner = Callable[[str, int], int]
@@ -378,6 +388,8 @@ class CompiledRunner:
                             break
                     state = ctx.state
                 rule = bulk.get(state)
+                if rule is not None and (s[i] not in rule.loop_set if rule.loop_chars else s[i] in rule.stop_set):
+                    rule = None  # (the scan would stop here: stepped at once)
                 if rule is not None:
                     if state == self._sc_state and ctx.block is self._sc_block:
                         j = self._sc(s, i)
