@@ -386,7 +386,8 @@ class CompiledRunner:
                             continue
                         if i >= n:
                             break
-                    state = ctx.state
+                    if ctx.state != state:
+                        continue  # (in another state now: its own state run, if it has one)
                 rule = bulk.get(state)
                 if rule is not None and (s[i] not in rule.loop_set if rule.loop_chars else s[i] in rule.stop_set):
                     rule = None  # (the scan would stop here: stepped at once)

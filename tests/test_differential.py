@@ -129,7 +129,10 @@ def test_runners_agree_on_pieces_of_the_hostile_inputs(data: st.DataObject) -> N
 #: every length, at line starts (indented, in list items) and inside lines, fences
 #: with and without info strings, blank lines, tabs, markup.
 PROSE_PIECES = ["`", "``", "```", "````", "~", "~~~", "~~~~", " ", "  ", "    ", "\t", "\n", "\n\n", "a", "\\",
-                "```py\n", "~~~ x\n", "- ", "* ", "1. ", "  - ```\n", "> ", "# ", "---\n", "<tool_call>", "<b>"]
+                "```py\n", "~~~ x\n", "- ", "* ", "1. ", "  - ```\n", "> ", "# ", "---\n", "<tool_call>", "<b>",
+                # a whole call: whether it is read as one shows whether the runs left
+                # the machine in code or in prose
+                "<tool_call>\n<function=f>\n<parameter=a>\nv\n</parameter>\n</function>\n</tool_call>"]
 
 
 @given(st.data())

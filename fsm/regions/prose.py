@@ -59,6 +59,8 @@ SETEXT = re.compile(r" {0,3}-+[ \t]*\Z")
 #: A run of one fence or span character (the state runs read runs whole).
 _RUN_OF = {"`": re.compile("`+"), "~": re.compile("~+")}
 _BLANKS = re.compile(r"[ \t]*")
+#: Blanks and line ends (``fence_line`` loops on the ws and nl classes).
+_LINE_BLANKS = re.compile(r"[ \t\r\n]*")
 #: What may follow a closing fence's run on its line (``fence_tail``: the ws class).
 _TAIL_BLANKS = re.compile(r"[ \t\r]*")
 #: A fence character at the start of a later line, after blanks only.
@@ -431,6 +433,83 @@ class ProseModel(ModelBase):
         self._text(s[i:j])
         return j
 
+    def tick_run_run(self, s: str, i: int) -> int:
+        """The state run of ``tick_run``: the rest of the run, then, when the character
+        after it is in the chunk, the way out ``tick_run``'s rows take (a fence opens,
+        a literal run, a code span opens, or plain text), that character read again in
+        the state they lead to."""
+        j = self.run_more_run(s, i)
+        if j < len(s):
+            ch = s[j]
+            if self.run_opens_fence(ch):
+                self.open_fence(ch)
+                self.state = "fence_info"
+            elif self.run_is_literal(ch):
+                self.state = "text"
+            elif self.run_opens_span(ch):
+                self.open_span(ch)
+                self.state = "in_code_span"
+            else:
+                self.state = "text"
+        return j
+
+    def fence_close_run(self, s: str, i: int) -> int:
+        """The state run of ``fence_run``: the rest of the run, then what its rows and
+        ``fence_tail``'s do with the line's rest when the chunk shows it: a run as long
+        as the fence's, blanks and a line end, closes it (back to ``text`` after the
+        line end); anything else on the line sends it back to ``in_fence``."""
+        j = self.run_more_run(s, i)
+        n = len(s)
+        if j >= n:
+            return j
+        if not self.run_closes_fence(s[j]):
+            self.state = "in_fence"
+            return j
+        tail = _TAIL_BLANKS.match(s, j)
+        t = tail.end() if tail is not None else j
+        if t >= n:
+            return j  # (the chunk ends in the blanks: stepped)
+        if s[t] == "\n":
+            self._text(s[j : t + 1])
+            self.state = "text"
+            return t + 1
+        if t > j:
+            self._text(s[j:t])
+        self.state = "in_fence"
+        return t
+
+    def fence_info_run(self, s: str, i: int) -> int:
+        """The state run of ``fence_info``: the info string, and its line end, after
+        which the fence's content begins (``fence_line`` in a list item); a backtick
+        in a backtick fence's info string is stepped (no fence after all)."""
+        n = len(s)
+        k = s.find("\n", i)
+        if self.fence_char == "`":
+            t = s.find("`", i, k if k >= 0 else n)
+            if t >= 0:
+                if t > i:
+                    self._text(s[i:t])
+                return t
+        if k < 0:
+            if n > i:
+                self._text(s[i:])
+            return n
+        self._text(s[i : k + 1])
+        self.state = "fence_line" if self.fence_container > 0 else "in_fence"
+        return k + 1
+
+    def fence_line_run(self, s: str, i: int) -> int:
+        """The state run of ``fence_line``: its blanks and line ends, then, at the first
+        other character, whether the line starts left of the item (``fence_outdented``:
+        the fence ends, back to ``text``) or the fence goes on."""
+        m = _LINE_BLANKS.match(s, i)
+        j = m.end() if m is not None else i
+        if j > i:
+            self._text(s[i:j])
+        if j < len(s):
+            self.state = "text" if self.fence_outdented(s[j]) else "in_fence"
+        return j
+
     def fence_run_text(self, s: str, i: int) -> int:
         """The state run of ``in_fence``: text up to the first character that could
         leave it (``fence_may_close``: the fence's character where the line so far is
@@ -564,6 +643,6 @@ RULES = (
 )
 
 REGION = Region("prose", STATES, RULES, ProseModel, state_runs=(
-    ("tick_run", "run_more_run"), ("span_run", "run_more_run"), ("fence_run", "run_more_run"),
-    ("in_fence", "fence_run_text"),
+    ("tick_run", "tick_run_run"), ("span_run", "run_more_run"), ("fence_run", "fence_close_run"),
+    ("in_fence", "fence_run_text"), ("fence_info", "fence_info_run"), ("fence_line", "fence_line_run"),
 ))
