@@ -12,6 +12,13 @@ the next place a marker of the current context could begin (a full match, or a p
 running off the end of the chunk) instead of stopping at every ``<``: a ``<`` that
 cannot begin a marker would come straight back to this state, as the same run.
 
+State runs (``Region.state_runs``): a region may declare, for one of its states, a run
+that reads through several of its states at once where the same few characters keep
+the machine cycling (``]`` runs in CDATA, tick runs and fence lines, a close refused
+again and again, JSON brackets). The runner asks it before the state's bulk rule, and
+again whenever it left the machine in another state; it must read exactly what the
+steps would (the differential tests hold each to the reference runner).
+
 A scan may stop early (stepping a character through the table is always exact); it
 must never stop late. Scanners are built once per (state, matcher) and kept on the
 :class:`CompiledMachine`, so every sieve over the same dialects shares them.

@@ -49,7 +49,8 @@ Theory of operation
 
 8. Three artefacts come from this one declaration: the reference runner (the
    ``transitions`` machine, one trigger per character), the compiled runner (a table
-   read from that machine's events, with bulk scans of self-loops), and the diagrams.
+   read from that machine's events, with bulk scans of self-loops and the regions'
+   state runs, which read through several of their states at once), and the diagrams.
    The compiled runner reads ``transitions`` internals (``events[t].transitions``,
    ``conditions[i].func/.target``, ``before``) in one place, ``callsieve.compiler``.
 """

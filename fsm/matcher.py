@@ -82,6 +82,7 @@ class Matcher:
         #: some pattern's last atom does not say (``viable_end`` then steps).
         ends = [last_chars(e.marker.pattern) for e in entries]
         self.end_chars = "" if any(x is None for x in ends) else "".join(sorted(set().union(*(x or set() for x in ends))))
+        self._ends = re.compile("[" + re.escape(self.end_chars) + "]" if self.end_chars else "(?!)")
         if entries:
             alts = "|".join(f"(?P<M{i}>{e.marker.pattern})" for i, e in enumerate(entries))
             self._partial: Any = regex.compile(alts)
@@ -170,9 +171,10 @@ class Matcher:
             if m is not None and m.end() > k:
                 end: int = m.end()
                 classify = self.classify
-                ends = self.end_chars
-                for p in range(k + 1, end):
-                    if text[p - 1] in ends and classify(text[:p])[0] != VIABLE:
+                # (the shorter prefixes that end like a marker, found by one scan)
+                for e in self._ends.finditer(text, k, end - 1):
+                    p = e.end()
+                    if classify(text[:p])[0] != VIABLE:
                         return i + p - k - 1
                 return i + end - k - 1
         classify = self.classify

@@ -135,6 +135,24 @@ PROSE_PIECES = ["`", "``", "```", "````", "~", "~~~", "~~~~", " ", "  ", "    ",
                 "<tool_call>\n<function=f>\n<parameter=a>\nv\n</parameter>\n</function>\n</tool_call>"]
 
 
+#: Lines that open, close or fail to close fences (every length, indentation and list
+#: item), code, and a whole call: after each line, whether the call is read as one
+#: says which context the runs left the machine in.
+FENCE_LINES = ["```", "````", "~~~", "~~~~", "```py", "``` x", "```x`", "```  ", "``` `", " ```", "   ```", "    ```",
+               "  ```", "  ~~~", "- ```", "- ~~~", "1. ```", "  - ```", "```~", "~~~```", "code", "", "  code", "- item",
+               "`a`", "``b``", "`open", "\t```",
+               "<tool_call>\n<function=f>\n<parameter=a>\nv\n</parameter>\n</function>\n</tool_call>"]
+
+
+@given(st.data())
+def test_runners_agree_on_fence_lines(data: st.DataObject) -> None:
+    """The prose state runs on documents of fence lines: opening, closing (exactly as
+    long, longer, indented, with blanks or more after), and lines that close nothing,
+    with calls between them."""
+    doc = "\n".join(data.draw(st.lists(st.sampled_from(FENCE_LINES), max_size=14)))
+    both(doc, data, dialects=["qwen3_coder"])
+
+
 @given(st.data())
 def test_runners_agree_on_tick_runs_and_fences(data: st.DataObject) -> None:
     """The prose state runs (a backtick or tilde run read whole; a fence's text up to
