@@ -149,7 +149,13 @@ def test_runners_agree_on_fence_lines(data: st.DataObject) -> None:
     """The prose state runs on documents of fence lines: opening, closing (exactly as
     long, longer, indented, with blanks or more after), and lines that close nothing,
     with calls between them."""
-    doc = "\n".join(data.draw(st.lists(st.sampled_from(FENCE_LINES), max_size=14)))
+    lines = st.sampled_from(FENCE_LINES)
+    opener = st.sampled_from([ln for ln in FENCE_LINES if ln.lstrip(" -1.\t")[:3] in ("```", "~~~")])
+    # A fence, lines in it, a line that may close it, then a call: read as a call
+    # exactly when the fence was closed before it.
+    section = st.tuples(opener, st.lists(lines, max_size=3), lines, st.just(FENCE_LINES[-1]))
+    doc = "\n".join(ln for sec in data.draw(st.lists(section, min_size=1, max_size=3))
+                    for ln in (sec[0], *sec[1], sec[2], sec[3]))
     both(doc, data, dialects=["qwen3_coder"])
 
 
