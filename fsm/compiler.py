@@ -94,8 +94,9 @@ class CompiledMachine:
     #: came from that state) → that origin. A dead tag is tried against one return row
     #: per origin state; only its own origin's can fire, so the others are left out.
     row_origin: dict[int, str] = field(default_factory=dict)
-    #: (state, trigger, hit key, origin) → the rows that may fire: filled on first use.
-    picked: dict[tuple[str, str, str, str], tuple[Row, ...]] = field(default_factory=dict)
+    #: (state, trigger, origin) → the rows a dead tag from that origin may fire: filled
+    #: on first use.
+    picked: dict[tuple[str, str, str], tuple[Row, ...]] = field(default_factory=dict)
     #: state → its state run (``Region.state_runs``): tried before the state's bulk
     #: rule, it may read through several states at once.
     state_runs: dict[str, Callable[[Context, str, int], int]] = field(default_factory=dict)
@@ -323,16 +324,20 @@ class CompiledRunner:
         if index is None:
             rows = self.c.table[state][trigger]
         else:
-            # Only the held tag's key's rows, and only its origin's return rows, can fire.
+            # Only the held tag's key's rows can fire; a dead tag (no key) only its
+            # origin's return rows (a complete one fires its hit row before those).
             key = getattr(ctx, "hit_key")(ch)
-            pick = (state, trigger, key, ctx.origin)
-            got = self.c.picked.get(pick)
-            if got is None:
-                by_key = index[2]
-                origin_of = self.c.row_origin
-                got = tuple(r for r in (by_key.get(key) or by_key[""]) if origin_of.get(id(r), ctx.origin) == ctx.origin)
-                self.c.picked[pick] = got
-            rows = got
+            by_key = index[2]
+            if key:
+                rows = by_key.get(key) or by_key[""]
+            else:
+                pick = (state, trigger, ctx.origin)
+                got = self.c.picked.get(pick)
+                if got is None:
+                    origin_of = self.c.row_origin
+                    got = tuple(r for r in by_key[""] if origin_of.get(id(r), ctx.origin) == ctx.origin)
+                    self.c.picked[pick] = got
+                rows = got
         for guards, actions, dest in rows:
             for g, target in guards:
                 if g(ctx, ch) != target:

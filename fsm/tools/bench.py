@@ -1006,11 +1006,14 @@ def render_markdown(report: dict[str, Any], results: list[WorkloadResult], tgts:
         f"(an empty Python call: {m['python_call_ns']:.0f} ns). Build: {report['build']['build']}. "
         f"Command: `{cfg['command']}`; main size {cfg['size'] / MB:g} MB; best of {cfg['repeat']} interleaved rounds; "
         "CPU time (`time.process_time`), wall MB/s (`time.perf_counter`) beside it; MB = 10^6 characters.",
-        "",
-        "| workload | fed | MB/s | wall MB/s | `feed()`/s | µs/feed | empty calls/char | ceiling MB/s | of ceiling "
-        "| naive MB/s | × naive | peak memory |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    if results:  # (none when only hostile inputs were picked)
+        out += [
+            "",
+            "| workload | fed | MB/s | wall MB/s | `feed()`/s | µs/feed | empty calls/char | ceiling MB/s | of ceiling "
+            "| naive MB/s | × naive | peak memory |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
     for r in results:
         if r.status != "ok":
             out.append(f"| {r.name} | {r.status} | | | | | | | | | | |")
@@ -1146,7 +1149,10 @@ def _run(cfg: Config, log: Callable[[str], None], quiet: bool, args: argparse.Na
             "hostile_char_rounds": cfg.hostile_char_rounds,
             "naive_budget": cfg.naive_budget,
             "chunk_chars": [1, 8],
-            "command": "callsieve bench" + (" --quick" if cfg.quick else ""),
+            "command": "callsieve bench" + (" --quick" if cfg.quick else "")
+                       + "".join(f" --workload {w}" for w in (args.workload or ()))
+                       + (" --no-growth" if not cfg.growth else "") + (" --no-memory" if not cfg.memory else "")
+                       + (" --no-hostile" if not cfg.hostile else ""),
         },
         "timing": {
             "cpu": "time.process_time: MB/s, ratios, growth and targets",
