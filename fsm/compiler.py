@@ -12,6 +12,13 @@ the next place a marker of the current context could begin (a full match, or a p
 running off the end of the chunk) instead of stopping at every ``<``: a ``<`` that
 cannot begin a marker would come straight back to this state, as the same run.
 
+State runs (``Region.state_runs``): a region may declare, for one of its states, a run
+that reads through several of its states at once where the same few characters keep
+the machine cycling (``]`` runs in CDATA, tick runs and fence lines, a close refused
+again and again, JSON brackets). The runner asks it before the state's bulk rule, and
+again whenever it left the machine in another state; it must read exactly what the
+steps would (the differential tests hold each to the reference runner).
+
 A scan may stop early (stepping a character through the table is always exact); it
 must never stop late. Scanners are built once per (state, matcher) and kept on the
 :class:`CompiledMachine`, so every sieve over the same dialects shares them.
@@ -51,6 +58,16 @@ class BulkRule:
     #: classes, everything else leaves: ``after_close`` on whitespace) and the scan
     #: stops at the first character outside them; ``stop_chars`` is then unused.
     loop_chars: str = ""
+    #: Characters at which the scan stops at once (a stop character; for a loop, any
+    #: character outside it is told by ``loop_set``): the runner steps them without
+    #: choosing or calling a scanner (markup-dense input changes state every few
+    #: characters, and most scans there would find nothing to take).
+    stop_set: frozenset[str] = frozenset()
+    loop_set: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        self.stop_set = frozenset(self.stop_chars) if not self.loop_chars else frozenset()
+        self.loop_set = frozenset(self.loop_chars)
 
 
 Scanner = Callable[[str, int], int]
@@ -75,6 +92,16 @@ class CompiledMachine:
     #: only those of the held tag's key can fire, so only they are tried (issue 12,
     #: finding 9: a completed tag tried every marker's row in turn).
     hit_rows: dict[tuple[str, str], tuple[int, int, dict[str, tuple[Row, ...]]]] = field(default_factory=dict)
+    #: id of a row whose first guard is a return guard (``from:ORIGIN``: the held tag
+    #: came from that state) → that origin. A dead tag is tried against one return row
+    #: per origin state; only its own origin's can fire, so the others are left out.
+    row_origin: dict[int, str] = field(default_factory=dict)
+    #: (state, trigger, origin) → the rows a dead tag from that origin may fire: filled
+    #: on first use.
+    picked: dict[tuple[str, str, str], tuple[Row, ...]] = field(default_factory=dict)
+    #: state → its state run (``Region.state_runs``): tried before the state's bulk
+    #: rule, it may read through several states at once.
+    state_runs: dict[str, Callable[[Context, str, int], int]] = field(default_factory=dict)
 
     def scanner(self, state: str, matcher: Matcher | None) -> Scanner:
         key = (state, matcher)
@@ -121,7 +148,13 @@ def compile_machine(composed: Machine) -> CompiledMachine:
             index = _hit_index(named, frozen[state][trigger])
             if index is not None:
                 hit_rows[(state, trigger)] = index
-    return CompiledMachine(frozen, bulk, decl.initial, decl.class_of(), first_loops, hit_rows=hit_rows)
+    row_origin = {id(row): guards[0][len("from:"):]
+                  for state, by in names.items() for trigger, named in by.items()
+                  for (guards, _a, _d), row in zip(named, frozen[state][trigger])
+                  if (state, trigger) in hit_rows and guards and guards[0].startswith("from:")}
+    state_runs = {state: getattr(model, method) for state, method in decl.state_runs.items()}
+    return CompiledMachine(frozen, bulk, decl.initial, decl.class_of(), first_loops, hit_rows=hit_rows,
+                           state_runs=state_runs, row_origin=row_origin)
 
 
 def _hit_index(named: list[tuple[tuple[str, ...], tuple[str, ...], str]],
@@ -259,6 +292,7 @@ class CompiledRunner:
         self._sc_block: object = None
         self._sc: Scanner = _scan_nothing
         self._sc_run: Callable[[Context, str, int, int], int] = _run_nothing
+        self._sc_cache: dict[tuple[str, str], Scanner] = {}
         #: ``search`` for any character that stops the prose run (a start character of
         #: the text state's markers, a fence or span character), when the text state's
         #: run action is the plain one: a chunk it finds nothing in is one run of
@@ -274,18 +308,38 @@ class CompiledRunner:
     # -- scanning
     def _scanner(self, state: str, rule: BulkRule) -> Scanner:
         ctx = self.ctx
-        sc = self.c.scanner(state, ctx.matcher(state) if rule.marker_aware else None)
+        # (state, scope) decides the matcher (``ModelBase.matcher``): kept per runner, so
+        # markup-dense input that changes state at every few characters finds its
+        # scanner with one lookup.
+        key = (state, ctx.scope)
+        sc = self._sc_cache.get(key)
+        if sc is None:
+            sc = self._sc_cache[key] = self.c.scanner(state, ctx.matcher(state) if rule.marker_aware else None)
         self._sc_state, self._sc_block, self._sc, self._sc_run = state, ctx.block, sc, rule.run
         return sc
 
     # -- stepping
     def _step(self, trigger: str, ch: str) -> None:
         ctx = self.ctx
-        index = self.c.hit_rows.get((ctx.state, trigger))
-        rows = self.c.table[ctx.state][trigger]
-        if index is not None:
+        state = ctx.state
+        index = self.c.hit_rows.get((state, trigger))
+        if index is None:
+            rows = self.c.table[state][trigger]
+        else:
+            # Only the held tag's key's rows can fire; a dead tag (no key) only its
+            # origin's return rows (a complete one fires its hit row before those).
+            key = ctx.hit_key(ch)
             by_key = index[2]
-            rows = by_key.get(ctx.hit_key(ch)) or by_key[""]
+            if key:
+                rows = by_key.get(key) or by_key[""]
+            else:
+                pick = (state, trigger, ctx.origin)
+                got = self.c.picked.get(pick)
+                if got is None:
+                    origin_of = self.c.row_origin
+                    got = tuple(r for r in by_key[""] if origin_of.get(id(r), ctx.origin) == ctx.origin)
+                    self.c.picked[pick] = got
+                rows = got
         for guards, actions, dest in rows:
             for g, target in guards:
                 if g(ctx, ch) != target:
@@ -323,6 +377,7 @@ class CompiledRunner:
         ctx = self.ctx
         bulk = self.c.bulk
         first_loops = self.c.first_loops
+        state_runs = self.c.state_runs
         class_of = self.c.class_of
         step = self._step
         n = len(s)
@@ -331,7 +386,25 @@ class CompiledRunner:
                 stopped = False
             else:
                 state = ctx.state
+                form = state_runs.get(state)
+                if form is not None:
+                    # A state run first; where it stops, the bulk rule of the state it
+                    # ended in (or a step) goes on: a run is not asked twice in a row.
+                    ctx.pos = base + i
+                    j = form(ctx, s, i)
+                    if j > i:
+                        i = j
+                        if ctx.block is not None and ctx.over_limit():
+                            ctx.pos = base + i
+                            step(OVERFLOW, "")
+                            continue
+                        if i >= n:
+                            break
+                    if ctx.state != state:
+                        continue  # (in another state now: its own state run, if it has one)
                 rule = bulk.get(state)
+                if rule is not None and (s[i] not in rule.loop_set if rule.loop_chars else s[i] in rule.stop_set):
+                    rule = None  # (the scan would stop here: stepped at once)
                 if rule is not None:
                     if state == self._sc_state and ctx.block is self._sc_block:
                         j = self._sc(s, i)

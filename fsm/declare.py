@@ -26,6 +26,8 @@ class Declaration:
     classes: dict[str, str] = field(default_factory=lambda: dict(CLASSES), compare=False, hash=False)
     #: per-character action → its run form (the core's and the regions')
     run_forms: dict[str, str] = field(default_factory=lambda: dict(RUN_FORMS), compare=False, hash=False)
+    #: state → the method of its state run (``Region.state_runs``)
+    state_runs: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def char_triggers(self) -> tuple[str, ...]:
@@ -67,6 +69,11 @@ def validate(decl: Declaration, model: type) -> None:
             if a in decl.run_forms and not callable(getattr(model, decl.run_forms[a], None)):
                 raise GrammarError(f"{where}: run form {decl.run_forms[a]!r} of {a!r} is missing")
         by_pair.setdefault((t.source, t.trigger), []).append(t)
+    for state, method in decl.state_runs.items():
+        if state not in names:
+            raise GrammarError(f"state run {method!r}: unknown state {state!r}")
+        if not callable(getattr(model, method, None)):
+            raise GrammarError(f"state {state!r}: its state run {method!r} is missing from the model")
     for (source, trig), rows in by_pair.items():
         for one, two in zip(rows, rows[1:]):
             if one.rank == two.rank:

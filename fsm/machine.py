@@ -49,7 +49,8 @@ Theory of operation
 
 8. Three artefacts come from this one declaration: the reference runner (the
    ``transitions`` machine, one trigger per character), the compiled runner (a table
-   read from that machine's events, with bulk scans of self-loops), and the diagrams.
+   read from that machine's events, with bulk scans of self-loops and the regions'
+   state runs, which read through several of their states at once), and the diagrams.
    The compiled runner reads ``transitions`` internals (``events[t].transitions``,
    ``conditions[i].func/.target``, ``before``) in one place, ``callsieve.compiler``.
 """
@@ -170,6 +171,7 @@ class _Composer:
         self.json_exits: list[Leaf] = []
         self.fork_rows = 0
         self.run_forms: dict[str, str] = dict(RUN_FORMS)
+        self.state_runs: dict[str, str] = {}
         #: generated actions (``enter:LEAF``), added to the model like the guards
         self.actions: dict[str, Callable[..., None]] = {}
         #: hit key → the one dialect a region's marker belongs to (rule 2 reads it)
@@ -282,6 +284,10 @@ class _Composer:
             self.states += r.states
             self.rules += r.rules
             self.run_forms.update(r.run_forms)
+            for state, method in r.state_runs:
+                if state in self.state_runs:
+                    raise GrammarError(f"state {state!r} has two state runs ({self.state_runs[state]!r}, {method!r})")
+                self.state_runs[state] = method
             engine = r.model is not None and any(issubclass(e, r.model) for e in ENGINE_MODELS)
             if r.model is not None and not engine and r.model not in self.models:
                 self.models.append(r.model)
@@ -599,7 +605,7 @@ class _Composer:
             self.guards[cg] = generated.char_guard(c)
             self.rules += on(state, [cls], dest, *actions, when=[g, cg], rank=20 + k)
         transitions = _expand(self.rules, triggers, start_classes)
-        decl = Declaration(tuple(self.states), tuple(transitions), "text", classes, self.run_forms)
+        decl = Declaration(tuple(self.states), tuple(transitions), "text", classes, self.run_forms, self.state_runs)
         ns: dict[str, Any] = dict(self.guards)
         ns.update(self.actions)
         ns["__module__"] = __name__

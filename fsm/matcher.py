@@ -77,6 +77,9 @@ class Matcher:
     def __init__(self, entries: list[Entry]) -> None:
         self.entries = tuple(entries)
         self._memo: dict[str, tuple[int, Hit | None]] = {}
+        #: The last ``viable_end`` asked and its answer (one tuple, replaced whole:
+        #: matchers are shared by every sieve of a machine).
+        self._last_end: tuple[str | None, int, str, int] = (None, -1, "", -1)
         #: The characters a marker of this context can begin with (rule 2, per context).
         self.start_chars = "".join(sorted({c for e in entries for c in e.marker.start_chars()}))
         #: Some start character of this context can continue one of its markers (rule 2
@@ -93,9 +96,13 @@ class Matcher:
         #: some pattern's last atom does not say (``viable_end`` then steps).
         ends = [last_chars(e.marker.pattern) for e in entries]
         self.end_chars = "" if any(x is None for x in ends) else "".join(sorted(set().union(*(x or set() for x in ends))))
+        self._ends = re.compile("[" + re.escape(self.end_chars) + "]" if self.end_chars else "(?!)")
         if entries:
             alts = "|".join(f"(?P<M{i}>{e.marker.pattern})" for i, e in enumerate(entries))
             self._partial: Any = regex.compile(alts)
+            # The entry a match is of: its group ``M<i>`` wraps the whole alternative,
+            # so it closes last and is the match's ``lastindex``.
+            self._by_group = {self._partial.groupindex[f"M{i}"]: e for i, e in enumerate(entries)}
             # (A marker after a stray prefix is not scanned for: the scan stops one
             # character early instead, where a start character stands right before a
             # marker it found; ``prefix_tail``.)
@@ -148,7 +155,9 @@ class Matcher:
             return DEAD, None
         if m.partial:
             return VIABLE, None
-        entry = next(e for i, e in enumerate(self.entries) if m.group(f"M{i}") is not None)
+        entry = self._by_group.get(m.lastindex)
+        if entry is None:  # (not expected: every alternative is wrapped whole)
+            entry = next(e for i, e in enumerate(self.entries) if m.group(f"M{i}") is not None)
         fields = tag_fields(m)
         if entry.needs_name and not fields.get("name"):
             # An open without a name is not a marker we can act on.
@@ -163,6 +172,14 @@ class Matcher:
         that could already be complete end with one of ``end_chars``, and only those
         are classified. With no complete marker in reach the characters are stepped
         (a dead tag dies within a few; a tag cut by the chunk's end runs to it)."""
+        last = self._last_end
+        if last[0] is s and last[1] == i and last[2] == tag:
+            return last[3]  # (asked again at once: a state run looked ahead, then the steps)
+        j = self._viable_end(tag, s, i)
+        self._last_end = (s, i, tag, j)
+        return j
+
+    def _viable_end(self, tag: str, s: str, i: int) -> int:
         n = len(s)
         k = len(tag)
         if self._partial is not None and self.end_chars:
@@ -171,9 +188,10 @@ class Matcher:
             if m is not None and m.end() > k:
                 end: int = m.end()
                 classify = self.classify
-                ends = self.end_chars
-                for p in range(k + 1, end):
-                    if text[p - 1] in ends and classify(text[:p])[0] != VIABLE:
+                # (the shorter prefixes that end like a marker, found by one scan)
+                for e in self._ends.finditer(text, k, end - 1):
+                    p = e.end()
+                    if classify(text[:p])[0] != VIABLE:
                         return i + p - k - 1
                 return i + end - k - 1
         classify = self.classify

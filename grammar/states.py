@@ -182,3 +182,12 @@ class Region:
     listens: tuple[Listen, ...] = ()
     #: (per-character action, its run form ``action_run(s, i, j) -> j``) of this region
     run_forms: tuple[tuple[str, str], ...] = ()
+    #: (state, method) pairs: *state runs*, runs that may pass through several of the
+    #: region's states, where the same few characters keep the machine cycling (``]``
+    #: runs in CDATA, a close refused again and again). ``method(s, i) -> j`` reads
+    #: ``s[i:j]`` from ``state`` exactly as stepping each character would, leaves the
+    #: model in the state the steps end in (``self.state``), stops where it cannot tell
+    #: (a character it does not cover, the chunk's end, ``run_budget``) and returns ``i``
+    #: when it takes nothing. Only the compiled runner uses them; the differential test
+    #: holds each to the reference runner's steps.
+    state_runs: tuple[tuple[str, str], ...] = ()

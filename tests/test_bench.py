@@ -197,6 +197,23 @@ def test_bench_rejects_a_hostile_size_below_ten_thousand(capsys: pytest.CaptureF
     assert err.count("\n") == 1 and "--hostile-size 999" in err
 
 
+def test_bench_runs_the_hostile_section_alone_for_hostile_workload_names() -> None:
+    """``--workload`` naming hostile inputs runs only the hostile section, with only those."""
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = main(["bench", "--quick", "--json", "--size", "5000", "--workload", "fences", "--workload", "spill"])
+    assert rc == 0
+    data = json.loads(out.getvalue())
+    assert data["workloads"] == [] and data["prose_memory"] is None
+    assert [r["name"] for r in data["hostile"]["rows"]] == ["spill", "fences"]  # in HOSTILE order
+    assert {t["name"].split(",")[0] for t in data["targets"]} == {"hostile fences", "hostile spill"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["bench", "--quick", "--json", "--workload", "no_such_input"]) == 2
+
+
 def test_bench_workloads_are_parsed_as_built() -> None:
     """Each workload's calls come out of the sieve, in every chunking the bench uses."""
     for w in WORKLOADS:

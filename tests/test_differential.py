@@ -118,3 +118,114 @@ def test_reference_runners_share_one_machine_and_each_keeps_its_own_stream() -> 
     shared = callsieve.Sieve(runner="reference").runner.machine
     assert all(tr.execute.__name__ != "traced" for ev in shared.events.values()
                for trs in ev.transitions.values() for tr in trs)
+
+
+@st.composite
+def hostile_pieces(draw: st.DrawFn) -> tuple[str, str]:
+    """A piece of one of the bench's hostile inputs (``HOSTILE``: the inputs the state
+    runs and run forms were built for), from its start or from anywhere, with a few of
+    its own characters changed or put in; and the input's name."""
+    from callsieve.tools.bench_workloads import HOSTILE
+
+    h = draw(st.sampled_from(HOSTILE))
+    text = h.build(draw(st.integers(40, 320)), draw(st.integers(0, 3)))
+    b = draw(st.integers(0, len(text)))
+    a = 0 if draw(st.booleans()) else draw(st.integers(max(0, b - 300), b))
+    piece = text[a:b][:300]
+    alphabet = sorted(set(text)) + ["\n", " ", "<", "x"]
+    for _ in range(draw(st.integers(0, 3))):
+        at = draw(st.integers(0, len(piece)))
+        cut = draw(st.integers(0, 1))
+        piece = piece[:at] + draw(st.sampled_from(alphabet)) + piece[at + cut :]
+    return h.name, piece
+
+
+@given(st.data())
+def test_runners_agree_on_pieces_of_the_hostile_inputs(data: st.DataObject) -> None:
+    """The state runs and run forms (CDATA spans, tick runs, refused closes, JSON
+    bracket runs, ...) read the hostile inputs, and pieces of them cut anywhere and
+    changed here and there, as the reference runner steps them, wherever a block
+    limit falls."""
+    name, doc = data.draw(hostile_pieces())
+    both(doc, data, max_block_chars=data.draw(st.sampled_from([1 << 20, 1 << 20, 16, 64, 200])),
+         on_malformed=data.draw(st.sampled_from(["text", "drop"])))
+
+
+#: Pieces of prose that keep the prose region's runs busy: backtick and tilde runs of
+#: every length, at line starts (indented, in list items) and inside lines, fences
+#: with and without info strings, blank lines, tabs, markup.
+PROSE_PIECES = ["`", "``", "```", "````", "~", "~~~", "~~~~", " ", "  ", "    ", "\t", "\n", "\n\n", "a", "\\",
+                "```py\n", "~~~ x\n", "- ", "* ", "1. ", "  - ```\n", "> ", "# ", "---\n", "<tool_call>", "<b>",
+                # a whole call: whether it is read as one shows whether the runs left
+                # the machine in code or in prose
+                "<tool_call>\n<function=f>\n<parameter=a>\nv\n</parameter>\n</function>\n</tool_call>"]
+
+
+#: Lines that open, close or fail to close fences (every length, indentation and list
+#: item), code, and a whole call: after each line, whether the call is read as one
+#: says which context the runs left the machine in.
+FENCE_LINES = ["```", "````", "~~~", "~~~~", "```py", "``` x", "```x`", "```  ", "``` `", " ```", "   ```", "    ```",
+               "  ```", "  ~~~", "- ```", "- ~~~", "1. ```", "  - ```", "```~", "~~~```", "code", "", "  code", "- item",
+               "`a`", "``b``", "`open", "\t```",
+               "<tool_call>\n<function=f>\n<parameter=a>\nv\n</parameter>\n</function>\n</tool_call>"]
+
+
+@given(st.data())
+def test_runners_agree_on_fence_lines(data: st.DataObject) -> None:
+    """The prose state runs on documents of fence lines: opening, closing (exactly as
+    long, longer, indented, with blanks or more after), and lines that close nothing,
+    with calls between them."""
+    lines = st.sampled_from(FENCE_LINES)
+    opener = st.sampled_from([ln for ln in FENCE_LINES if ln.lstrip(" -1.\t")[:3] in ("```", "~~~")])
+    # A fence, lines in it, a line that may close it, then a call: read as a call
+    # exactly when the fence was closed before it.
+    section = st.tuples(opener, st.lists(lines, max_size=3), lines, st.just(FENCE_LINES[-1]))
+    doc = "\n".join(ln for sec in data.draw(st.lists(section, min_size=1, max_size=3))
+                    for ln in (sec[0], *sec[1], sec[2], sec[3]))
+    both(doc, data, dialects=["qwen3_coder"])
+
+
+@given(st.data())
+def test_runners_agree_on_tick_runs_and_fences(data: st.DataObject) -> None:
+    """The prose state runs (a backtick or tilde run read whole; a fence's text up to
+    the next line that could close it, or end its list item) read as stepping does."""
+    doc = "".join(data.draw(st.lists(st.sampled_from(PROSE_PIECES), max_size=60)))
+    both(doc, data, dialects=data.draw(st.sampled_from([["qwen3_coder"], None])))
+
+
+@given(st.data())
+def test_runners_agree_on_json_values_of_brackets_strings_and_markup(data: st.DataObject) -> None:
+    """The JSON value state runs (brackets counted in runs, a start character read as
+    data inside brackets, strings and their escapes taken whole) read as stepping does,
+    wherever the block's limit falls."""
+    pieces = ["[", "]", "{", "}", '"', '\\"', "\\\\", "\\", "<", "x", " ", ",", ":", "1", f"</{DSML_BAR}parameter>",
+              f"</{DSML_BAR}parameter>\n</{DSML_BAR}invoke>"]
+    value = "".join(data.draw(st.lists(st.sampled_from(pieces), max_size=30)))
+    doc = (f"<{DSML_BAR}tool_calls>\n<{DSML_BAR}invoke name=\"f\">\n<{DSML_BAR}parameter name=\"k\" string=\"false\">"
+           f"{value}</{DSML_BAR}parameter>\n</{DSML_BAR}invoke>\n</{DSML_BAR}tool_calls>")
+    both(doc, data, dialects=["dsml"], max_block_chars=data.draw(st.sampled_from([1 << 20, 40, 90, 130])))
+
+
+DSML_BAR = "\uff5cDSML\uff5c"
+
+
+@given(st.data())
+def test_runners_agree_on_closes_refused_again_and_again(data: st.DataObject) -> None:
+    """The ``after_close`` state run (a close followed by what starts no marker FOLLOW
+    allows goes back to the value at once, the tag not held) reads as stepping does:
+    values of parameter closes followed by whitespace and text, markup, partial
+    markers, a real next parameter, wherever the block's limit falls."""
+    d = data.draw(st.sampled_from(["qwen3_coder", "xml", "dsml"]))
+    close = {"qwen3_coder": "</parameter>", "xml": "</parameter>", "dsml": f"</{DSML_BAR}parameter>"}[d]
+    after = ["\n", " ", "\n\n", "x", "<", "</", "<p", "</par", close, "<parameter=b>", "</function>", "</invoke>",
+             '<parameter name="b">', f"<{DSML_BAR}parameter", "<tool_call>", "]]>", "\t"]
+    value = "".join(data.draw(st.lists(st.sampled_from([close] + after), max_size=25)))
+    if d == "qwen3_coder":
+        doc = f"<tool_call>\n<function=f>\n<parameter=a>\n{value}\n</parameter>\n</function>\n</tool_call>"
+    elif d == "xml":
+        doc = f'<tool_calls>\n<invoke name="f">\n<parameter name="a">{value}</parameter>\n</invoke>\n</tool_calls>'
+    else:
+        doc = (f"<{DSML_BAR}tool_calls>\n<{DSML_BAR}invoke name=\"f\">\n<{DSML_BAR}parameter name=\"a\" string=\"true\">"
+               f"{value}</{DSML_BAR}parameter>\n</{DSML_BAR}invoke>\n</{DSML_BAR}tool_calls>")
+    both(doc, data, dialects=data.draw(st.sampled_from([[d], None])),
+         max_block_chars=data.draw(st.sampled_from([1 << 20, 50, 120, 300])))

@@ -25,6 +25,7 @@ from callsieve.accum import Pieces
 from callsieve.errors import MalformedBlockError
 from callsieve.events import Diagnostic, ToolCall, ToolCallStart
 from callsieve.grammar.states import EOF_TRIGGER, OVERFLOW, START, Rule, StateDecl, but, on
+from callsieve.regions import dumps
 from callsieve.regions.tag import TagModel
 from callsieve.schema import coerce, fits, types_of
 
@@ -279,7 +280,7 @@ class BlockModel(TagModel):
             call.args = inner
             self.tolerate("unwrapped_arguments", f"call {call.name!r}: every argument was wrapped in one {key!r} "
                           "parameter, which the tool's schema does not have; unwrapped", b.start)
-            self._delta(call, json.dumps(inner, ensure_ascii=False))
+            self._delta(call, dumps(inner))
             self._check_types(call)
         else:
             self.flush_deferred(call)
@@ -314,7 +315,7 @@ class BlockModel(TagModel):
             call.args[key] = value
             lead = ", " if call.opened_json else "{"
             call.opened_json = True
-            self._delta(call, lead + json.dumps(key, ensure_ascii=False) + ": " + json.dumps(value, ensure_ascii=False))
+            self._delta(call, lead + dumps(key) + ": " + dumps(value))
         call.arrays = {}
 
     def flush_deferred(self, call: Call) -> None:
@@ -326,7 +327,7 @@ class BlockModel(TagModel):
         call.args[key] = written
         lead = ", " if call.opened_json else "{"
         call.opened_json = True
-        self._delta(call, lead + json.dumps(key, ensure_ascii=False) + ": " + json.dumps(written, ensure_ascii=False))
+        self._delta(call, lead + dumps(key) + ": " + dumps(written))
 
     def _check_types(self, call: Call) -> None:
         """JSON arguments are never rewritten by the schema (a sent fragment cannot be
@@ -337,7 +338,7 @@ class BlockModel(TagModel):
         for key, value in call.args.items():
             kinds = types_of(tools[call.name].get(key))
             if kinds is not None and not any(fits(value, k) for k in kinds):
-                call.problems.append(f"{call.name}.{key}: value {json.dumps(value, ensure_ascii=False)[:40]} is not of type {'/'.join(kinds)}")
+                call.problems.append(f"{call.name}.{key}: value {dumps(value)[:40]} is not of type {'/'.join(kinds)}")
 
     def enter_body(self, ch: str = "") -> None:
         """After a structural marker: enter the body (capture, JSON) it leads to."""

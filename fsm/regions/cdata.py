@@ -3,6 +3,12 @@
 The open is a marker ``in_param`` listens for when the value's style says ``cdata``
 (the composer adds it); ``]]>`` is found by states (``cdata_rb``, ``cdata_rbrb``), since
 ``]`` may repeat. Nothing inside is markup.
+
+State run (``cdata_span``): from ``in_cdata``, everything up to the next ``]]>`` is
+value, however its ``]`` runs send the machine through ``cdata_rb`` and ``cdata_rbrb``
+and back (each releases its held brackets into the value before the next character),
+so the stretch is taken whole; it ends short of any ``]`` before the close or at the
+chunk's end, so the states that find ``]]>`` step those (issue 12, item 5).
 """
 
 from __future__ import annotations
@@ -27,6 +33,23 @@ class CdataModel(ValueModel):
         seg = s[i:j]
         self._hold(seg)
         self._value(seg, cdata=True)
+        return j
+
+    def cdata_span(self, s: str, i: int) -> int:
+        """The state run of ``in_cdata``: ``s[i:j]``, up to the next ``]]>`` or the
+        chunk's end and never ending in ``]``, read as stepping would read it (every
+        character held and given to the value; back in ``in_cdata`` after it)."""
+        k = s.find("]]>", i)
+        j = len(s) if k < 0 else k
+        budget = self.run_budget()
+        if j - i > budget:
+            j = i + budget
+        while j > i and s[j - 1] == "]":
+            j -= 1  # a "]" would leave cdata_rb or cdata_rbrb holding it: stepped
+        if j > i:
+            seg = s[i:j]
+            self._hold(seg)
+            self._value(seg, cdata=True)
         return j
 
     def cdata_hold(self, ch: str) -> None:
@@ -79,4 +102,5 @@ RULES = (
     )],
 )
 
-REGION = Region("cdata", STATES, RULES, CdataModel, run_forms=(("cdata_shift", "cdata_shift_run"),))
+REGION = Region("cdata", STATES, RULES, CdataModel, run_forms=(("cdata_shift", "cdata_shift_run"),),
+                state_runs=(("in_cdata", "cdata_span"),))

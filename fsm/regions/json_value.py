@@ -5,9 +5,16 @@ The text is decoded as strict JSON when the parameter ends (``commit_value``); t
 that is not JSON stays a string, with a ``type_mismatch`` Diagnostic. The value close
 is listened for only at the top level (``json_at_top``); after a close that turns out
 to be data, the value reopens here (``reopen_json``).
+
+State runs (issue 12, item 5: deeply nested values were stepped a bracket at a time):
+``json_value`` takes everything up to its next quote, or the next start character at
+the top level, whole, its depth moved by the brackets it counts; ``json_string`` takes
+characters and escape pairs up to its closing quote.
 """
 
 from __future__ import annotations
+
+import re
 
 from callsieve.native import mypyc_attr, trait
 from callsieve.grammar.states import ALL, EOF_TRIGGER, OVERFLOW, START, Region, StateDecl, but, on
@@ -28,10 +35,48 @@ class JsonModel(ValueModel):
     def json_at_top(self, ch: str) -> bool:
         return self.block is not None and self.block.json_depth <= 0
 
+    def json_value_run(self, s: str, i: int) -> int:
+        """The state run of ``json_value``: ``s[i:j]`` up to the next quote, or the next
+        start character where the depth is back at the top (``json_at_top``: it may
+        begin the value's close), read as stepping would (every character a value
+        character; ``[{`` one deeper, ``]}`` one shallower)."""
+        b = self._block()
+        starts = self.matcher("json_value").start_chars
+        stop = _STOPS.get(starts)
+        if stop is None:
+            stop = _STOPS[starts] = re.compile('["' + re.escape(starts) + "]")
+        depth = b.json_depth
+        n = len(s)
+        k = i
+        while True:
+            m = stop.search(s, k)
+            j = m.start() if m is not None else n
+            seg = s[k:j]
+            depth += seg.count("[") + seg.count("{") - seg.count("]") - seg.count("}")
+            if j == n or s[j] == '"' or depth <= 0:
+                break
+            k = j + 1  # a start character inside brackets is data: read on
+        if j > i:
+            j = self.value_run(s, i, j)  # (cut at the block's limit)
+            seg = s[i:j]
+            b.json_depth += seg.count("[") + seg.count("{") - seg.count("]") - seg.count("}")
+        return j
+
+    def json_string_run(self, s: str, i: int) -> int:
+        """The state run of ``json_string``: characters and escape pairs up to the
+        closing quote (a backslash at the chunk's end is stepped)."""
+        m = _STRING_BODY.match(s, i)  # (always matches: possibly empty)
+        j = m.end() if m is not None else i
+        return self.value_run(s, i, j) if j > i else i
+
     def reopen_json(self, ch: str) -> bool:
         b = self.block
         return b is not None and b.param is not None and b.param.json
 
+
+#: start characters → the characters that may end a ``json_value`` run
+_STOPS: dict[str, "re.Pattern[str]"] = {}
+_STRING_BODY = re.compile(r'(?:[^"\\]|\\[\s\S])*')
 
 STATES = (
     StateDecl("json_value", "a JSON value outside strings", in_block=True, owner="json", sink="value_char"),
@@ -58,4 +103,5 @@ RULES = (
     *on("maybe_tag", ALL, "json_value", "reopen_value", "reprocess", when=["from:after_close", "reopen_json"], rank=6000),
 )
 
-REGION = Region("json", STATES, RULES, JsonModel)
+REGION = Region("json", STATES, RULES, JsonModel,
+                state_runs=(("json_value", "json_value_run"), ("json_string", "json_string_run")))

@@ -57,6 +57,16 @@ HEADING_LINE = re.compile(r"\n(?:[ \t]*(?:[-+*]|[0-9]{1,9}[.)]|>)[ \t]+)*[ \t]*#
 SPAN_MAX_LINES = 8
 #: A setext heading's underline made of "-" (it reads like an empty list item).
 SETEXT = re.compile(r" {0,3}-+[ \t]*\Z")
+#: A run of one fence or span character (the state runs read runs whole).
+_RUN_OF = {"`": re.compile("`+"), "~": re.compile("~+")}
+_BLANKS = re.compile(r"[ \t]*")
+#: Blanks and line ends (``fence_line`` loops on the ws and nl classes).
+_LINE_BLANKS = re.compile(r"[ \t\r\n]*")
+#: What may follow a closing fence's run on its line (``fence_tail``: the ws class).
+_TAIL_BLANKS = re.compile(r"[ \t\r]*")
+#: A fence character at the start of a later line, after blanks only.
+_CLOSE_AT = {c: re.compile(r"\n([ \t]*)" + re.escape(c)) for c in "`~"}
+_NEVER = re.compile(r"(?!)")
 #: A list item's first line: indentation, marker, the spaces before its content.
 LIST_ITEM = re.compile(r"([ \t]*)([-+*]|[0-9]{1,9}[.)])([ \t]+|\Z)")
 assert LINE_TAIL >= 64
@@ -165,6 +175,12 @@ def _indented_code(tail: str) -> bool:
     return after_blank
 
 
+def _lead_columns(line: str) -> int:
+    """The indentation of a line read with its newline first (``_line``), in columns."""
+    body = line[1:]
+    return _columns(body[: len(body) - len(body.lstrip(" \t"))])
+
+
 def _escaped(before: str) -> bool:
     """The character after ``before`` (read at its end) is backslash-escaped."""
     n = len(before) - len(before.rstrip("\\"))
@@ -199,15 +215,47 @@ class ProseModel(ModelBase):
 
     def _line(self) -> str:
         """The current line so far, with the newline before it ("" past the window)."""
+        # Read back through the pending text, then the window's pieces, to the last
+        # newline: no Text event is cut and nothing is joined (the guards ask at every
+        # run and line end). A line up to LINE_TAIL long is in the window whatever was
+        # flushed when, so this is what the flushed window would say.
+        size = 0
+        for pieces in (self.text_buf, self.recent):
+            k = len(pieces)
+            while k:
+                k -= 1
+                piece = pieces[k]
+                nl = piece.rfind("\n")
+                if nl >= 0:
+                    if size + len(piece) - nl > LINE_TAIL:
+                        break
+                    line = piece[nl:]
+                    if k + 1 < len(pieces):
+                        line += "".join(pieces[k + 1 :])
+                    if pieces is self.recent and self.text_buf:
+                        line += "".join(self.text_buf)
+                    return line
+                size += len(piece)
+                if size > LINE_TAIL:
+                    break
+            else:
+                continue
+            break
         t = self.recent_text()
         k = t.rfind("\n")
         return t[k:] if k >= 0 else ""
 
     # guards
+    #: (offset, state, column) of the last ``at_line_start``: ``run_begin`` in the
+    #: same step asks the same question of the same line (read once, issue 12 item 5)
+    _fc_asked: tuple[int, str, int | None] = (-1, "", None)
+
     def at_line_start(self, ch: str) -> bool:
         """Only indentation and list-item markers on this line so far: a fence may
         open here (CommonMark: three columns at most, unless it starts an item)."""
-        return self._fence_column() is not None
+        col = self._fence_column()
+        self._fc_asked = (self.pos, self.state, col)
+        return col is not None
 
     def _fence_column(self) -> int | None:
         """The container column a fence opening here would have, or None: only list
@@ -218,14 +266,18 @@ class ProseModel(ModelBase):
             return None
         markers = m.group("markers")
         width = _columns(markers + m.group("indent"))
-        tail = self.recent_text()
-        before = tail[: tail.rfind("\n")]
         if markers:
             # The run starts a list item's content, if that item's marker stands
             # where an item may (within three columns of its own container).
             lead = _columns(markers[: len(markers) - len(markers.lstrip(" \t"))])
-            return width if lead <= _container(before, lead) + 3 else None
-        c = _container(before, width) if "\n" in tail[:-1] else 0
+            if lead <= 3:
+                return width  # (no container is narrower than the margin)
+            tail = self.recent_text()
+            return width if lead <= _container(tail[: tail.rfind("\n")], lead) + 3 else None
+        if width == 0:
+            return 0  # (a line at the margin belongs to no list item: _container says 0)
+        tail = self.recent_text()
+        c = _container(tail[: tail.rfind("\n")], width) if "\n" in tail[:-1] else 0
         return c if width <= c + 3 else None
 
     def same_run_char(self, ch: str) -> bool:
@@ -306,15 +358,33 @@ class ProseModel(ModelBase):
         return j
 
     def run_begin(self, ch: str) -> None:
-        col = self._fence_column()
+        if self.state == "in_fence":
+            # A run in a fence can only close it (``fence_run``), and ``fence_may_close``
+            # has read its line: where a fence could open here is never asked.
+            self.run_at_line_start = False
+            self.run_container = 0
+            self.run_literal = False
+            self.run_char = ch
+            self.run_len = 1
+            self._text(ch)
+            return
+        asked = self._fc_asked
+        if asked[0] == self.pos and asked[1] == self.state:
+            col = asked[2]
+            self._fc_asked = (-1, "", None)
+        else:
+            col = self._fence_column()
         self.run_at_line_start = col is not None
         self.run_container = col or 0
         # Only where it matters (a run in prose, off the fence columns): whether the
         # line is indented code, where backticks are literal (CommonMark).
-        self.run_literal = col is None and self.state == "text" and _indented_code(self.recent_text())
+        line = self._line()
+        # (indented code needs four columns of indentation first: asked of the line)
+        self.run_literal = (col is None and self.state == "text" and _lead_columns(line) >= 4
+                            and _indented_code(self.recent_text()))
         self.run_char = ch
         self.run_len = 1
-        if self.state == "text" and _escaped(self._line()):
+        if self.state == "text" and _escaped(line):
             self.run_len = 0  # "\`": that backtick is literal, the run starts after it
         self._text(ch)
 
@@ -355,6 +425,161 @@ class ProseModel(ModelBase):
     def span_line_end(self, ch: str) -> None:
         self.span_lines += 1
         self._text(ch)
+
+    # state runs (issue 12, item 5: backtick-dense prose stepped every character)
+    def run_more_run(self, s: str, i: int) -> int:
+        """The state run of ``tick_run``, ``span_run`` and ``fence_run``: the rest of
+        the run of ``run_char`` (``same_run_char`` → ``run_more`` on each, a self-loop)."""
+        m = _RUN_OF[self.run_char].match(s, i) if self.run_char in _RUN_OF else None
+        if m is None:
+            return i
+        j = m.end()
+        self.run_len += j - i
+        self._text(s[i:j])
+        return j
+
+    def tick_run_run(self, s: str, i: int) -> int:
+        """The state run of ``tick_run``: the rest of the run, then, when the character
+        after it is in the chunk, the way out ``tick_run``'s rows take (a fence opens,
+        a literal run, a code span opens, or plain text), that character read again in
+        the state they lead to."""
+        j = self.run_more_run(s, i)
+        if j < len(s):
+            ch = s[j]
+            if self.run_opens_fence(ch):
+                self.open_fence(ch)
+                self.state = "fence_info"
+            elif self.run_is_literal(ch):
+                self.state = "text"
+            elif self.run_opens_span(ch):
+                self.open_span(ch)
+                self.state = "in_code_span"
+            else:
+                self.state = "text"
+        return j
+
+    def fence_close_run(self, s: str, i: int) -> int:
+        """The state run of ``fence_run``: the rest of the run, then what its rows and
+        ``fence_tail``'s do with the line's rest when the chunk shows it: a run as long
+        as the fence's, blanks and a line end, closes it (back to ``text`` after the
+        line end); anything else on the line sends it back to ``in_fence``."""
+        j = self.run_more_run(s, i)
+        n = len(s)
+        if j >= n:
+            return j
+        if not self.run_closes_fence(s[j]):
+            self.state = "in_fence"
+            return j
+        tail = _TAIL_BLANKS.match(s, j)
+        t = tail.end() if tail is not None else j
+        if t >= n:
+            return j  # (the chunk ends in the blanks: stepped)
+        if s[t] == "\n":
+            self._text(s[j : t + 1])
+            self.state = "text"
+            return t + 1
+        if t > j:
+            self._text(s[j:t])
+        self.state = "in_fence"
+        return t
+
+    def fence_info_run(self, s: str, i: int) -> int:
+        """The state run of ``fence_info``: the info string, and its line end, after
+        which the fence's content begins (``fence_line`` in a list item); a backtick
+        in a backtick fence's info string is stepped (no fence after all)."""
+        n = len(s)
+        k = s.find("\n", i)
+        if self.fence_char == "`":
+            t = s.find("`", i, k if k >= 0 else n)
+            if t >= 0:
+                if t > i:
+                    self._text(s[i:t])
+                return t
+        if k < 0:
+            if n > i:
+                self._text(s[i:])
+            return n
+        self._text(s[i : k + 1])
+        self.state = "fence_line" if self.fence_container > 0 else "in_fence"
+        return k + 1
+
+    def fence_line_run(self, s: str, i: int) -> int:
+        """The state run of ``fence_line``: its blanks and line ends, then, at the first
+        other character, whether the line starts left of the item (``fence_outdented``:
+        the fence ends, back to ``text``) or the fence goes on."""
+        m = _LINE_BLANKS.match(s, i)
+        j = m.end() if m is not None else i
+        if j > i:
+            self._text(s[i:j])
+        if j < len(s):
+            self.state = "text" if self.fence_outdented(s[j]) else "in_fence"
+        return j
+
+    def fence_run_text(self, s: str, i: int) -> int:
+        """The state run of ``in_fence``: text up to the first character that could
+        leave it (``fence_may_close``: the fence's character where the line so far is
+        blank and indented within three columns of its container; with a container, a
+        line end, ``fence_in_item``). Every character before it is ``text_char``.
+
+        A run there that cannot close the fence is read through too: shorter than the
+        fence's, or followed by blanks and then anything but a line end, the steps
+        (``fence_run``, ``fence_tail``) only send its characters back to ``in_fence``
+        as text. Only a run that may close it (or whose end the chunk cuts) stops it."""
+        n = len(s)
+        stop = n
+        if self.fence_container > 0:
+            k = s.find("\n", i)
+            if k >= 0:
+                stop = k
+        c = self.fence_char
+        lo, hi = self.fence_container, self.fence_container + 3
+        j = stop
+        # On the current line: its head so far is blank, then blanks, then ``c``.
+        first_nl = s.find("\n", i, stop)
+        head = BLANK_HEAD.match(self._line())
+        if head is not None:
+            blanks = _BLANKS.match(s, i)  # (always matches: possibly empty)
+            b = blanks.end() if blanks is not None else i
+            if b < stop and s[b] == c and (first_nl < 0 or b < first_nl) \
+                    and lo <= _columns(head.group(1) + s[i:b]) <= hi and self._past_close(s, b) < 0:
+                j = b
+        # On a later line: a newline, blanks, then ``c``.
+        if j == stop and first_nl >= 0:
+            rx = _CLOSE_AT.get(c, _NEVER)
+            k = first_nl
+            while True:
+                m = rx.search(s, k, stop)
+                if m is None:
+                    break
+                p = m.end() - 1
+                k = p
+                if lo <= _columns(m.group(1)) <= hi:
+                    past = self._past_close(s, p)
+                    if past < 0:
+                        j = p
+                        break
+                    k = past
+        if j > i:
+            self._text(s[i:j])
+        return j
+
+    def _past_close(self, s: str, p: int) -> int:
+        """For a run of the fence's character at ``p`` where a closing fence may stand:
+        where reading goes on in ``in_fence`` when it closes nothing (shorter than the
+        fence, or followed by blanks and more on its line), or -1 when it may close
+        the fence or the chunk ends before that is known."""
+        run = _RUN_OF[self.fence_char].match(s, p)
+        r = run.end() if run is not None else p
+        n = len(s)
+        if r >= n:
+            return -1
+        if r - p < self.fence_len:
+            return r
+        tail = _TAIL_BLANKS.match(s, r)
+        t = tail.end() if tail is not None else r
+        if t >= n or s[t] == "\n":
+            return -1
+        return t
 
 
 STATES = (
@@ -422,4 +647,7 @@ RULES = (
     *on("fence_tail", [EOF_TRIGGER], "text"),
 )
 
-REGION = Region("prose", STATES, RULES, ProseModel)
+REGION = Region("prose", STATES, RULES, ProseModel, state_runs=(
+    ("tick_run", "tick_run_run"), ("span_run", "run_more_run"), ("fence_run", "fence_close_run"),
+    ("in_fence", "fence_run_text"), ("fence_info", "fence_info_run"), ("fence_line", "fence_line_run"),
+))

@@ -15,15 +15,16 @@ fragments as they arrive; typed values are sent whole when they are decided.
 
 from __future__ import annotations
 
-import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from callsieve.native import mypyc_attr, trait
 from callsieve.accum import Pieces
 from callsieve.grammar.api import Choose, JsonValue, Raw
+from callsieve.matcher import DEAD
 from callsieve.grammar.states import ALL, EOF_TRIGGER, OVERFLOW, START, Region, StateDecl, but, on
-from callsieve.regions import quote
+from callsieve.regions import dumps, quote
 from callsieve.regions.block import BlockModel, Call
 from callsieve.schema import Lenient, coerce, is_string_only, json_or_raw, parse_json_value, types_of
 from callsieve.structure import ValueSpec
@@ -275,6 +276,35 @@ class ValueModel(BlockModel):
             b.held.append(seg)
         return j
 
+    def refused_close_run(self, s: str, i: int) -> int:
+        """The state run of ``after_close``: its whitespace held (``hold_ws``), then,
+        when what follows begins no marker FOLLOW of the value allows (a character
+        that starts none, or a tag that dies within this chunk), the close was data:
+        stepping would hold the tag, find it dead and give close, whitespace and tag
+        back to the value (``reopen_value``), reading the tag again there. That is
+        done here without holding the tag: the machine is back in ``in_param`` at
+        the tag's first character. (A JSON value reopens in its own region's state:
+        left to the steps.) A close refused again and again (a value of repeated
+        ``</parameter>``) costs no held tag, no step and no read-again."""
+        b = self._block()
+        n = len(s)
+        ws = _WS.match(s, i)  # (always matches: possibly empty)
+        j = ws.end() if ws is not None else i
+        if j > i:
+            j = self.hold_ws_run(s, i, j)
+            if j < n and s[j] in " \t\r\n":
+                return j  # (cut by the block's limit: stepped)
+        if j >= n or b.param is None or b.param.json:
+            return j
+        m = self.matcher("after_close")
+        if s[j] in m.start_chars:
+            end = m.viable_end(s[j], s, j + 1)  # what ``maybe_tag`` would hold, from ``tag_begin`` on
+            if end >= n or m.classify(s[j : end + 1])[0] != DEAD:
+                return j  # held to the chunk's end, or a marker: stepped
+        self.reopen_value(s[j])
+        self.state = "in_param"
+        return j
+
     def reopen_value(self, ch: str) -> None:
         """What followed the close is not grammar: the close was part of the value."""
         b = self._block()
@@ -388,12 +418,13 @@ class ValueModel(BlockModel):
             b.malformed_reason = f"parameter {p.name!r} given twice in call {call.name!r}"
         call.args[p.name] = value
         if not p.streaming:
-            self._delta(call, self._key_prefix(call, p.name) + json.dumps(value, ensure_ascii=False))
+            self._delta(call, self._key_prefix(call, p.name) + dumps(value))
 
 
 #: ``Param.raw_from`` of a derived value before its first piece.
 DERIVE_PENDING = -2
 
+_WS = re.compile(r"[ \t\r\n]*")
 #: The characters a JSON object, array, number or boolean may begin with.
 _JSON_NONSTRING_START = frozenset("{[-0123456789tf")
 
@@ -417,4 +448,4 @@ RULES = (
     )],
 )
 
-REGION = Region("value", STATES, RULES, ValueModel)
+REGION = Region("value", STATES, RULES, ValueModel, state_runs=(("after_close", "refused_close_run"),))

@@ -106,6 +106,10 @@ class Config:
     hostile_sizes: tuple[int, ...] = (100_000, MB)
     hostile_rounds: int = 2  # interleaved rounds over every (input, mode, size)
     hostile_char_rounds: int = 1  # of which fed one character a feed (the slow half: 1 MB takes ~3 s)
+    #: the hostile inputs to run (() = every one); the main workloads run unless only
+    #: hostile inputs were picked with ``--workload``
+    hostile_names: tuple[str, ...] = ()
+    main: bool = True
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "Config":
@@ -127,7 +131,12 @@ class Config:
             c.repeat = args.repeat
         if args.naive_budget is not None:
             c.naive_budget = args.naive_budget
-        c.workloads = tuple(args.workload or ())
+        picked = tuple(args.workload or ())
+        hostile_names = {h.name for h in HOSTILE}
+        c.hostile_names = tuple(dict.fromkeys(n for p in picked if p in hostile_names or p == "hostile"
+                                              for n in ([p] if p != "hostile" else [h.name for h in HOSTILE])))
+        c.workloads = tuple(p for p in picked if p not in hostile_names and p != "hostile")
+        c.main = not picked or bool(c.workloads)
         c.growth = not args.no_growth
         c.memory = not args.no_memory
         c.hostile = not getattr(args, "no_hostile", False)
@@ -497,7 +506,7 @@ def run_workloads(cfg: Config, log: Callable[[str], None], call: Yardstick) -> l
     results: list[WorkloadResult] = []
     todo: list[_Measure] = []
     for w in WORKLOADS:
-        if cfg.workloads and w.name not in cfg.workloads:
+        if not cfg.main or (cfg.workloads and w.name not in cfg.workloads):
             continue
         if not available(w, callsieve.DIALECTS):
             results.append(WorkloadResult(w.name, w.title, w.dialects, "skipped: dialect not built"))
@@ -672,7 +681,8 @@ def run_hostile(cfg: Config, log: Callable[[str], None], call: Yardstick) -> dic
     big = sizes[-1]
     prose_w = Hostile("prose", "prose (reference figure)", lambda n, seed: prose(n, seed), ("qwen3_coder",))
     items: list[tuple[Hostile, int, str]] = [(prose_w, big, prose(big, cfg.seed))]
-    items += [(h, n, h.build(n, cfg.seed)) for h in HOSTILE for n in sizes]
+    picked = [h for h in HOSTILE if not cfg.hostile_names or h.name in cfg.hostile_names]
+    items += [(h, n, h.build(n, cfg.seed)) for h in picked for n in sizes]
     best: dict[tuple[str, str, int], Timing] = {}
     yard: dict[tuple[str, str, int], float] = {}  # the best empty call timed before each
     rounds = max(1, cfg.hostile_rounds)
@@ -696,7 +706,7 @@ def run_hostile(cfg: Config, log: Callable[[str], None], call: Yardstick) -> dic
     ref = {mode: chars[("prose", big)] / best[("prose", mode, big)].cpu / MB for mode in HOSTILE_MODES}
     ref_wall = {mode: chars[("prose", big)] / best[("prose", mode, big)].wall / MB for mode in HOSTILE_MODES}
     rows: list[dict[str, Any]] = []
-    for h in HOSTILE:
+    for h in picked:
         row: dict[str, Any] = {"name": h.name, "title": h.title, "modes": {}}
         for mode in HOSTILE_MODES:
             points = [(chars[(h.name, n)], best[(h.name, mode, n)]) for n in sizes]
@@ -1002,11 +1012,14 @@ def render_markdown(report: dict[str, Any], results: list[WorkloadResult], tgts:
         f"(an empty Python call: {m['python_call_ns']:.0f} ns). Build: {report['build']['build']}. "
         f"Command: `{cfg['command']}`; main size {cfg['size'] / MB:g} MB; best of {cfg['repeat']} interleaved rounds; "
         "CPU time (`time.process_time`), wall MB/s (`time.perf_counter`) beside it; MB = 10^6 characters.",
-        "",
-        "| workload | fed | MB/s | wall MB/s | `feed()`/s | µs/feed | empty calls/char | ceiling MB/s | of ceiling "
-        "| naive MB/s | × naive | peak memory |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    if results:  # (none when only hostile inputs were picked)
+        out += [
+            "",
+            "| workload | fed | MB/s | wall MB/s | `feed()`/s | µs/feed | empty calls/char | ceiling MB/s | of ceiling "
+            "| naive MB/s | × naive | peak memory |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
     for r in results:
         if r.status != "ok":
             out.append(f"| {r.name} | {r.status} | | | | | | | | | | |")
@@ -1066,7 +1079,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="interleaved rounds, each timing every workload and mode once; best kept (default 3; quick 2)")
     parser.add_argument("--seed", type=int, default=1, help="seed for the inputs and the chunk lengths")
     parser.add_argument("--workload", action="append", metavar="NAME",
-                        help="run only this workload (repeatable): " + ", ".join(w.name for w in WORKLOADS))
+                        help="run only this workload (repeatable): " + ", ".join(w.name for w in WORKLOADS)
+                        + "; or only this hostile input (the hostile section alone, unless a workload above is "
+                        "named too): " + ", ".join(h.name for h in HOSTILE) + ", or hostile for all of them")
     parser.add_argument("--naive-budget", type=float, default=None,
                         help="CPU seconds per chunked naive run before it is capped")
     parser.add_argument("--no-growth", action="store_true", help="skip the growth runs")
@@ -1079,8 +1094,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     cfg = Config.from_args(args)
-    names = {w.name for w in WORKLOADS}
-    unknown = [n for n in cfg.workloads if n not in names]
+    names = {w.name for w in WORKLOADS} | {h.name for h in HOSTILE} | {"hostile"}
+    unknown = [n for n in (args.workload or ()) if n not in names]
     if unknown:
         print(f"unknown workload(s): {', '.join(unknown)}; known: {', '.join(sorted(names))}", file=sys.stderr)
         return 2
@@ -1120,14 +1135,14 @@ def _run(cfg: Config, log: Callable[[str], None], quiet: bool, args: argparse.Na
         run_growth(cfg, results, log, main)
     prose_memory: dict[str, Any] | None = None
     prose_w = next((w for w in WORKLOADS if w.name == "prose_call"), None)
-    if cfg.memory and prose_w is not None and (not cfg.workloads or "prose_call" in cfg.workloads):
+    if cfg.memory and cfg.main and prose_w is not None and (not cfg.workloads or "prose_call" in cfg.workloads):
         log(f"prose memory at {cfg.memory_prose_size:,}")
         text = prose_w.build(cfg.memory_prose_size, cfg.seed)
         sizes = _sizes_for("tokens", text, cfg.seed + 1)
         prose_memory = {"chars": len(text), "peak_bytes": _peak_memory(prose_w, text, sizes, cfg.memory_prose_size)}
         del text
     hostile: dict[str, Any] | None = None
-    if cfg.hostile and not cfg.workloads:
+    if cfg.hostile and (not cfg.workloads or cfg.hostile_names):
         hostile = run_hostile(cfg, log, call)
     tgts = targets(results, prose_memory, bool(build["compiled"]))
     if hostile is not None:
@@ -1146,7 +1161,10 @@ def _run(cfg: Config, log: Callable[[str], None], quiet: bool, args: argparse.Na
             "hostile_char_rounds": cfg.hostile_char_rounds,
             "naive_budget": cfg.naive_budget,
             "chunk_chars": [1, 8],
-            "command": "callsieve bench" + (" --quick" if cfg.quick else ""),
+            "command": "callsieve bench" + (" --quick" if cfg.quick else "")
+                       + "".join(f" --workload {w}" for w in (args.workload or ()))
+                       + (" --no-growth" if not cfg.growth else "") + (" --no-memory" if not cfg.memory else "")
+                       + (" --no-hostile" if not cfg.hostile else ""),
         },
         "timing": {
             "cpu": "time.process_time: MB/s, ratios, growth and targets",
