@@ -248,7 +248,9 @@ class ProseModel(ModelBase):
     # guards
     #: (offset, state, column) of the last ``at_line_start``: ``run_begin`` in the
     #: same step asks the same question of the same line (read once, issue 12 item 5)
-    _fc_asked: tuple[int, str, int | None] = (-1, "", None)
+    #: (optional, as ``tag._cls``: mypyc 2.4 generates broken C for a tuple-typed
+    #: attribute with a tuple default on a trait)
+    _fc_asked: tuple[int, str, int | None] | None = None
 
     def at_line_start(self, ch: str) -> bool:
         """Only indentation and list-item markers on this line so far: a fence may
@@ -369,9 +371,9 @@ class ProseModel(ModelBase):
             self._text(ch)
             return
         asked = self._fc_asked
-        if asked[0] == self.pos and asked[1] == self.state:
+        if asked is not None and asked[0] == self.pos and asked[1] == self.state:
             col = asked[2]
-            self._fc_asked = (-1, "", None)
+            self._fc_asked = None
         else:
             col = self._fence_column()
         self.run_at_line_start = col is not None
