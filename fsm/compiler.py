@@ -96,12 +96,17 @@ class CompiledMachine:
     #: came from that state) → that origin. A dead tag is tried against one return row
     #: per origin state; only its own origin's can fire, so the others are left out.
     row_origin: dict[int, str] = field(default_factory=dict)
-    #: (state, trigger, origin) → the rows a dead tag from that origin may fire: filled
-    #: on first use.
-    picked: dict[tuple[str, str, str], tuple[Row, ...]] = field(default_factory=dict)
+    #: (state, trigger, origin, after a failed first loop) → the rows a dead tag from that
+    #: origin may fire: filled on first use.
+    picked: dict[tuple[str, str, str, bool], tuple[Row, ...]] = field(default_factory=dict)
     #: state → its state run (``Region.state_runs``): tried before the state's bulk
     #: rule, it may read through several states at once.
     state_runs: dict[str, Callable[[Context, str, int], int]] = field(default_factory=dict)
+    #: state with a first loop → trigger → its rows but the first (the loop's own): what
+    #: a step tries once the runner has seen the loop's guards fail on the character.
+    rest: dict[str, dict[str, tuple[Row, ...]]] = field(default_factory=dict)
+    #: as ``hit_rows``, the rows after a failed first loop (the loop's row left out).
+    hit_rows_rest: dict[tuple[str, str], tuple[int, int, dict[str, tuple[Row, ...]]]] = field(default_factory=dict)
 
     def scanner(self, state: str, matcher: Matcher | None) -> Scanner:
         key = (state, matcher)
@@ -153,8 +158,21 @@ def compile_machine(composed: Machine) -> CompiledMachine:
                   for (guards, _a, _d), row in zip(named, frozen[state][trigger])
                   if (state, trigger) in hit_rows and guards and guards[0].startswith("from:")}
     state_runs = {state: getattr(model, method) for state, method in decl.state_runs.items()}
+    # Where the runner has seen a first loop's guards fail on a character, its row (the
+    # first on every class, ``_first_loop``) would fail again: the step starts after it.
+    rest: dict[str, dict[str, tuple[Row, ...]]] = {}
+    hit_rows_rest = {}
+    for state, loop in first_loops.items():
+        rows_of = frozen[state]
+        assert all(rows[0] == (loop.guards, loop.actions, loop.dest) for t, rows in rows_of.items() if t in decl.char_triggers)
+        rest[state] = {t: rows[1:] if t in decl.char_triggers else rows for t, rows in rows_of.items()}
+        for t in decl.char_triggers:
+            index = hit_rows.get((state, t))
+            if index is not None:
+                start, end, full = index
+                hit_rows_rest[(state, t)] = (start, end, {k: rows[1:] for k, rows in full.items()})
     return CompiledMachine(frozen, bulk, decl.initial, decl.class_of(), first_loops, hit_rows=hit_rows,
-                           state_runs=state_runs, row_origin=row_origin)
+                           state_runs=state_runs, row_origin=row_origin, rest=rest, hit_rows_rest=hit_rows_rest)
 
 
 def _hit_index(named: list[tuple[tuple[str, ...], tuple[str, ...], str]],
@@ -171,7 +189,9 @@ def _hit_index(named: list[tuple[tuple[str, ...], tuple[str, ...], str]],
         return None
     by_key: dict[str, list[Row]] = {}
     for k in range(start, end):
-        by_key.setdefault(named[k][0][0], []).append(rows[k])
+        # (the row's first guard is ``hit_key(ch) == key``: looking the key up decided it)
+        guards, actions, dest = rows[k]
+        by_key.setdefault(named[k][0][0], []).append((guards[1:], actions, dest))
     # Each key's whole row list is built here, once, not at every step.
     before, after = rows[:start], rows[end:]
     full = {key: before + tuple(r) + after for key, r in by_key.items()}
@@ -319,12 +339,15 @@ class CompiledRunner:
         return sc
 
     # -- stepping
-    def _step(self, trigger: str, ch: str) -> None:
+    def _step(self, trigger: str, ch: str, after_loop: bool = False) -> None:
+        """Fire the first row of (state, trigger) whose guards pass. ``after_loop``: the
+        runner has just seen the state's first loop fail on ``ch``; its row is skipped."""
         ctx = self.ctx
         state = ctx.state
-        index = self.c.hit_rows.get((state, trigger))
+        c = self.c
+        index = (c.hit_rows_rest if after_loop else c.hit_rows).get((state, trigger))
         if index is None:
-            rows = self.c.table[state][trigger]
+            rows = (c.rest if after_loop else c.table)[state][trigger]
         else:
             # Only the held tag's key's rows can fire; a dead tag (no key) only its
             # origin's return rows (a complete one fires its hit row before those).
@@ -333,12 +356,13 @@ class CompiledRunner:
             if key:
                 rows = by_key.get(key) or by_key[""]
             else:
-                pick = (state, trigger, ctx.origin)
-                got = self.c.picked.get(pick)
+                origin = ctx.origin
+                pick = (state, trigger, origin, after_loop)
+                got = c.picked.get(pick)
                 if got is None:
-                    origin_of = self.c.row_origin
-                    got = tuple(r for r in by_key[""] if origin_of.get(id(r), ctx.origin) == ctx.origin)
-                    self.c.picked[pick] = got
+                    origin_of = c.row_origin
+                    got = tuple(r for r in by_key[""] if origin_of.get(id(r), origin) == origin)
+                    c.picked[pick] = got
                 rows = got
         for guards, actions, dest in rows:
             for g, target in guards:
@@ -380,6 +404,9 @@ class CompiledRunner:
         state_runs = self.c.state_runs
         class_of = self.c.class_of
         step = self._step
+        # (``ctx.over_limit()``, read inline on the hot path: a block not spilled that
+        # holds more than the limit)
+        limit = ctx.cfg.max_block_chars
         n = len(s)
         while i < n:
             if stopped:
@@ -394,7 +421,8 @@ class CompiledRunner:
                     j = form(ctx, s, i)
                     if j > i:
                         i = j
-                        if ctx.block is not None and ctx.over_limit():
+                        b = ctx.block
+                        if b is not None and not b.spilled and b.raw_len > limit:
                             ctx.pos = base + i
                             step(OVERFLOW, "")
                             continue
@@ -412,7 +440,8 @@ class CompiledRunner:
                         j = self._scanner(state, rule)(s, i)
                     if j > i:
                         i = rule.run(ctx, s, i, j)
-                        if ctx.block is not None and ctx.over_limit():
+                        b = ctx.block
+                        if b is not None and not b.spilled and b.raw_len > limit:
                             ctx.pos = base + i
                             step(OVERFLOW, "")
                         if i >= n:
@@ -431,7 +460,8 @@ class CompiledRunner:
                         run(ctx, s, i, j)
                     ctx.state = loop.dest
                     i = j
-                    if ctx.block is not None and ctx.over_limit():
+                    b = ctx.block
+                    if b is not None and not b.spilled and b.raw_len > limit:
                         ctx.pos = base + i
                         step(OVERFLOW, "")
                         continue
@@ -439,7 +469,7 @@ class CompiledRunner:
                         break
                     ch = s[i]
                     ctx.pos = base + i
-                step(class_of.get(ch, OTHER), ch)
+                step(class_of.get(ch, OTHER), ch, True)
             else:
                 # The state's first transition on every class is this guarded self-loop:
                 # fire it while its guards pass (what _step would do, minus the lookups),
@@ -447,7 +477,7 @@ class CompiledRunner:
                 guards, actions, dest = loop.guards, loop.actions, loop.dest
                 while True:
                     if not _passes(guards, ctx, ch):
-                        step(class_of.get(ch, OTHER), ch)
+                        step(class_of.get(ch, OTHER), ch, True)
                         break
                     for a in actions:
                         a(ctx, ch)
@@ -457,7 +487,16 @@ class CompiledRunner:
                     i += 1
                     ch = s[i]
                     ctx.pos = base + i
-            i = ctx.settle(self._run, step, base, i)
+            # The runner protocol after a step (``ctx.settle``), its common case inline:
+            # nothing to read again and no block past its limit is the next character.
+            if ctx.redo or ctx.pushback:
+                i = ctx.settle(self._run, step, base, i)
+            else:
+                b = ctx.block
+                if b is not None and not b.spilled and b.raw_len > limit:
+                    i = ctx.settle(self._run, step, base, i)
+                else:
+                    i += 1
 
     def eof(self) -> None:
         self.ctx.pos = self.base
