@@ -82,6 +82,10 @@ class TagModel(ModelBase):
     _cls: tuple[int, Hit | None] | None = None
     _cls_key = ""
     _tag_version = 0
+    #: The matcher of the held tag's origin (and its scope then), chosen when the tag
+    #: begins: every guard of maybe_tag asks it, and no action runs before the tag is
+    #: decided that could change the origin or the scope.
+    tag_matcher: Matcher | None = None
     # fork
     fork: Fork | None = None
     fork_tag = ""
@@ -95,7 +99,8 @@ class TagModel(ModelBase):
         if got is None or self._cls_version != self._tag_version or self._cls_ch != ch:
             self._cls_version = self._tag_version
             self._cls_ch = ch
-            got = self.matcher().classify(self.tag + ch)
+            m = self.tag_matcher
+            got = (m if m is not None else self.matcher()).classify(self.tag + ch)
             self._cls = got
             hit = got[1]
             self._cls_key = hit.entry.key if hit is not None else ""
@@ -118,13 +123,17 @@ class TagModel(ModelBase):
     def tag_viable_run(self, s: str, i: int) -> int:
         """End of the longest run ``s[i:j]`` each character of which ``tag_viable``
         would accept in turn (the run form of the guard, for the compiled runner)."""
-        return self.matcher().viable_end(self.tag, s, i)
+        m = self.tag_matcher
+        return (m if m is not None else self.matcher()).viable_end(self.tag, s, i)
 
     def tag_begin(self, ch: str) -> None:
-        self.origin = self.state
+        state = self.state
+        self.origin = state
         self.tag = ch
         self.tag_start = self.pos
         self._tag_version += 1
+        m = self.cfg.matchers.get(state)  # (``matcher(state)``, inline)
+        self.tag_matcher = m if m is not None else self.cfg.scoped[state][self.scope]
 
     def tag_push(self, ch: str) -> None:
         self.tag += ch
