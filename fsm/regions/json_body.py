@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from callsieve.native import mypyc_attr, trait
+from callsieve.accum import Pieces
 from callsieve.grammar.api import JsonCall, JsonCalls
 from callsieve.grammar.states import ALL, EOF_TRIGGER, OTHER, OVERFLOW, Region, Rule, StateDecl, but, on
 from callsieve.regions import quote
@@ -97,6 +98,8 @@ class JsonBodyModel(CaptureModel):
         b = self.block
         if call is None or (b is not None and b.spilled):
             return  # an overflowed block keeps nothing: its rest is streamed out as text
+        if call.args_text is None:
+            call.args_text = Pieces()
         call.args_text.append(s)
         self._delta(call, s)
 
@@ -292,8 +295,8 @@ class JsonBodyModel(CaptureModel):
     def _control(self) -> None:
         call = self._call()
         note = "a raw control character inside a JSON string was read as escaped"
-        if call is not None and note not in call.problems:
-            call.problems.append(note)
+        if call is not None and note not in (call.problems or ()):
+            call.problem(note)
 
     def j_escape(self, ch: str) -> None:
         self._hold(ch)

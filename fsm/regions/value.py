@@ -370,7 +370,6 @@ class ValueModel(BlockModel):
         if p.json:
             raw = p.raw_value.join()
             raw_text = raw
-            p.raw_value = Pieces()
             value, problem = parse_json_value(raw)
             if problem is None and p.schema is not None and types_of(p.schema) and isinstance(value, str):
                 value, problem = coerce(value, p.schema)
@@ -379,6 +378,8 @@ class ValueModel(BlockModel):
             if p.raw_from >= 0:
                 # derived: the value is cut from the block's raw text when the block
                 # is emitted (``Call.spans``); ``tail`` is empty for a raw style
+                if call.spans is None:
+                    call.spans = {}
                 call.spans[p.name] = self._span(p)
                 text = ""
             else:
@@ -386,7 +387,6 @@ class ValueModel(BlockModel):
                     p.decoded.append(tail)
                 text = p.decoded.join()
             raw_text = text
-            p.decoded = Pieces()
             if p.streaming:
                 if tail:
                     self._delta(call, quote(tail)[1:-1])
@@ -410,10 +410,12 @@ class ValueModel(BlockModel):
         if (call.repeated and not self.cfg.strict and p.schema is not None and "array" in (types_of(p.schema) or [])
                 and p.name not in call.args):
             # held until the call closes: a second one would make it an array
+            if call.arrays is None:
+                call.arrays = {}
             call.arrays.setdefault(p.name, []).append((value, problem, raw_text))
             return
         if problem:
-            call.problems.append(f"{call.name}.{p.name}: {problem}")
+            call.problem(f"{call.name}.{p.name}: {problem}")
         if p.name in call.args:
             b.malformed_reason = f"parameter {p.name!r} given twice in call {call.name!r}"
         call.args[p.name] = value
