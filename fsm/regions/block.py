@@ -570,8 +570,8 @@ class BlockModel(TagModel):
         b.calls = []
         b.held = []
         if b.param is not None:
-            b.param.decoded = Pieces()
-            b.param.raw_value = Pieces()
+            b.param.decoded = None
+            b.param.raw_value = None
 
 
 def _segments(calls: list[Call], kept: list[bool], total: int) -> list[tuple[Call, int, int]]:

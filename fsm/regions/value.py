@@ -16,7 +16,7 @@ fragments as they arrive; typed values are sent whole when they are decided.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from callsieve.native import mypyc_attr, trait
@@ -38,8 +38,11 @@ class Param:
     streaming: bool
     decoder: ValueDecoder
     schema: dict[str, Any] | None
-    decoded: Pieces = field(default_factory=Pieces)
-    raw_value: Pieces = field(default_factory=Pieces)
+    #: a raw value's decoded text, where it is kept (not a span of the block's raw text:
+    #: ``raw_from``); a JSON value's text as written. (None until the first piece: most
+    #: values need neither, and a parameter is made for every value of every call.)
+    decoded: Pieces | None = None
+    raw_value: Pieces | None = None
     #: JSON when it parses, no schema: not yet known to be a string (it begins with
     #: whitespace so far); once its first other character cannot begin a JSON object,
     #: array, number or boolean it is a string and streams from there on
@@ -169,6 +172,8 @@ class ValueModel(BlockModel):
             return
         p = b.param
         if p.json:
+            if p.raw_value is None:
+                p.raw_value = Pieces()
             p.raw_value.append(s)
             return
         if s:
@@ -186,6 +191,8 @@ class ValueModel(BlockModel):
         out = p.decoder.feed(s, cdata)
         if out:
             if p.raw_from < 0:
+                if p.decoded is None:
+                    p.decoded = Pieces()
                 p.decoded.append(out)
             call = b.call
             if p.undecided:
@@ -233,7 +240,8 @@ class ValueModel(BlockModel):
         if head[0] in _JSON_NONSTRING_START or call is None:
             return  # typed once whole, when its close is confirmed
         p.streaming = True
-        self._delta(call, self._key_prefix(call, p.name) + '"' + quote(p.decoded.join())[1:-1])
+        so_far = p.decoded.join() if p.decoded is not None else ""
+        self._delta(call, self._key_prefix(call, p.name) + '"' + quote(so_far)[1:-1])
 
     def value_char(self, ch: str) -> None:
         self._hold(ch)
@@ -368,7 +376,7 @@ class ValueModel(BlockModel):
         if p is None or call is None or b.spilled:
             return
         if p.json:
-            raw = p.raw_value.join()
+            raw = p.raw_value.join() if p.raw_value is not None else ""
             raw_text = raw
             value, problem = parse_json_value(raw)
             if problem is None and p.schema is not None and types_of(p.schema) and isinstance(value, str):
@@ -383,9 +391,8 @@ class ValueModel(BlockModel):
                 call.spans[p.name] = self._span(p)
                 text = ""
             else:
-                if tail:
-                    p.decoded.append(tail)
-                text = p.decoded.join()
+                text = p.decoded.join() if p.decoded is not None else ""
+                text += tail
             raw_text = text
             if p.streaming:
                 if tail:
