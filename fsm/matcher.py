@@ -41,6 +41,9 @@ _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
 _MEMO_LIMIT = 1024
 #: Chunk tails up to this long are checked through the memo.
 _MEMO_TAIL = 16
+#: Characters a tag no complete marker lies ahead of is first stepped through the memo
+#: before ``regex`` is asked where it ends: most such tags die within a few.
+_FEW = 4
 
 
 @dataclass(frozen=True, eq=False)
@@ -195,7 +198,17 @@ class Matcher:
             m = self._match_end(text)
             end: int = m.end() if m is not None else -1
             if end <= k or classify(text[:end])[0] != COMPLETE:
-                # (``re`` found no marker, or one ``regex`` does not confirm: ask ``regex``)
+                # ``re`` found no marker (or one ``regex`` does not confirm). A dead tag
+                # mostly dies within a few characters: step those through the memo, and
+                # only then ask ``regex`` (its answer lies past them: they are viable).
+                j = i
+                stop = min(n, i + _FEW)
+                while j < stop:
+                    if classify(tag + s[i : j + 1])[0] != VIABLE:
+                        return j
+                    j += 1
+                if j >= n:
+                    return n
                 m = self._partial.match(text)
                 end = m.end() if m is not None else -1
             if end > k:

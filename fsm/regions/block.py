@@ -141,7 +141,10 @@ class BlockModel(TagModel):
         self._hold(ch)
 
     def hold_run(self, s: str, i: int, j: int) -> int:
-        j = min(j, i + self.run_budget())
+        b = self.block
+        assert b is not None
+        if b.raw_len + (j - i) > self.cfg.max_block_chars:
+            j = min(j, i + self.run_budget())
         self._hold(s[i:j])
         return j
 

@@ -63,10 +63,8 @@ class Param:
     #: between its pieces make it), ``raw_fed`` how much of the raw it spans so far.
     raw_from: int = -1
     raw_fed: int = 0
-
-    @property
-    def json(self) -> bool:
-        return isinstance(self.spec.body, JsonValue)
+    #: the value is JSON (its body is a ``JsonValue``), not raw text
+    json: bool = False
 
 
 def chosen(specs: tuple[ValueSpec, ...], fields: dict[str, str]) -> ValueSpec:
@@ -115,7 +113,8 @@ class ValueModel(BlockModel):
         if b.spilled:
             # Overflowed: the spec is kept (the value's close is still listened for),
             # nothing is decoded or streamed.
-            b.param = Param(name, spec, False, ValueDecoder(Raw(spec.body.close).style), None)
+            b.param = Param(name, spec, False, ValueDecoder(Raw(spec.body.close).style), None,
+                            json=isinstance(spec.body, JsonValue))
             self.scope = spec.name
             self._hold(tag)
             return
@@ -138,7 +137,8 @@ class ValueModel(BlockModel):
             streaming = (is_string_only(schema) if body.style.json_when_valid
                          else (schema is None or is_string_only(schema))) and not wrapper and not b.held_back
             style = body.style
-        b.param = Param(name, spec, streaming, ValueDecoder(style), schema, start=start, wrapper=wrapper)
+        b.param = Param(name, spec, streaming, ValueDecoder(style), schema, start=start, wrapper=wrapper,
+                        json=isinstance(body, JsonValue))
         b.param.undecided = isinstance(body, Raw) and body.style.json_when_valid and types_of(schema) is None
         if streaming and isinstance(body, Raw) and not body.style.unescape_entities:
             b.param.raw_from = DERIVE_PENDING
@@ -276,12 +276,17 @@ class ValueModel(BlockModel):
             b.held.append(ch)
 
     def hold_ws_run(self, s: str, i: int, j: int) -> int:
-        b = self._block()
-        j = min(j, i + self.run_budget())
+        b = self.block
+        assert b is not None
+        if b.raw_len + (j - i) > self.cfg.max_block_chars:
+            j = min(j, i + self.run_budget())
         seg = s[i:j]
-        self._hold(seg)
-        if not b.spilled:
-            b.held.append(seg)
+        if b.spilled:
+            self._spill(seg)
+            return j
+        b.raw.append(seg)  # (``_hold``, inline)
+        b.raw_len += j - i
+        b.held.append(seg)
         return j
 
     def refused_close_run(self, s: str, i: int) -> int:
@@ -294,7 +299,8 @@ class ValueModel(BlockModel):
         the tag's first character. (A JSON value reopens in its own region's state:
         left to the steps.) A close refused again and again (a value of repeated
         ``</parameter>``) costs no held tag, no step and no read-again."""
-        b = self._block()
+        b = self.block
+        assert b is not None
         n = len(s)
         ws = _WS.match(s, i)  # (always matches: possibly empty)
         j = ws.end() if ws is not None else i
