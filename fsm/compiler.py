@@ -105,6 +105,9 @@ class CompiledMachine:
     #: state with a first loop → trigger → its rows but the first (the loop's own): what
     #: a step tries once the runner has seen the loop's guards fail on the character.
     rest: dict[str, dict[str, tuple[Row, ...]]] = field(default_factory=dict)
+    #: state → its first loop, where that loop has a run form and the state has no state
+    #: run and no bulk rule (nothing the runner would try before the loop).
+    direct_loops: dict[str, "GuardedLoop"] = field(default_factory=dict)
     #: as ``hit_rows``, the rows after a failed first loop (the loop's row left out).
     hit_rows_rest: dict[tuple[str, str], tuple[int, int, dict[str, tuple[Row, ...]]]] = field(default_factory=dict)
 
@@ -171,8 +174,11 @@ def compile_machine(composed: Machine) -> CompiledMachine:
             if index is not None:
                 start, end, full = index
                 hit_rows_rest[(state, t)] = (start, end, {k: rows[1:] for k, rows in full.items()})
+    direct_loops = {s: loop for s, loop in first_loops.items()
+                    if loop.guard_run is not None and s not in state_runs and s not in bulk}
     return CompiledMachine(frozen, bulk, decl.initial, decl.class_of(), first_loops, hit_rows=hit_rows,
-                           state_runs=state_runs, row_origin=row_origin, rest=rest, hit_rows_rest=hit_rows_rest)
+                           state_runs=state_runs, row_origin=row_origin, rest=rest, hit_rows_rest=hit_rows_rest,
+                           direct_loops=direct_loops)
 
 
 def _hit_index(named: list[tuple[tuple[str, ...], tuple[str, ...], str]],
@@ -404,6 +410,10 @@ class CompiledRunner:
         state_runs = self.c.state_runs
         class_of = self.c.class_of
         step = self._step
+        # States whose first loop has a run form and nothing else to try first (no state
+        # run, no bulk rule): a step into one (a start character into ``maybe_tag``)
+        # goes on with the loop's run at the next character, without the loop's top.
+        direct = self.c.direct_loops
         # (``ctx.over_limit()``, read inline on the hot path: a block not spilled that
         # holds more than the limit)
         limit = ctx.cfg.max_block_chars
@@ -452,6 +462,17 @@ class CompiledRunner:
             loop = first_loops.get(ctx.state)
             if loop is None:
                 step(class_of.get(ch, OTHER), ch)
+                loop = direct.get(ctx.state)
+                if loop is not None:
+                    b = ctx.block
+                    if ctx.redo or ctx.pushback or i + 1 >= n or (b is not None and not b.spilled and b.raw_len > limit):
+                        loop = None  # (the runner protocol first, below)
+                    else:
+                        i += 1
+                        ch = s[i]
+                        ctx.pos = base + i
+            if loop is None:
+                pass
             elif loop.guard_run is not None:
                 # The loop's run form: every character up to j passes, s[j] does not.
                 j = loop.guard_run(ctx, s, i)
