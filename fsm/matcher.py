@@ -41,9 +41,6 @@ _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
 _MEMO_LIMIT = 1024
 #: Chunk tails up to this long are checked through the memo.
 _MEMO_TAIL = 16
-#: Characters a tag no complete marker lies ahead of is first stepped through the memo
-#: before ``regex`` is asked where it ends: most such tags die within a few.
-_FEW = 4
 
 
 @dataclass(frozen=True, eq=False)
@@ -111,15 +108,8 @@ class Matcher:
             # marker it found; ``prefix_tail``.)
             plain = [_NAMED_GROUP.sub("(?:", e.marker.pattern) for e in entries if not e.prefixed]
             self.scan_rest, self.scan_other = _factored(plain, self.start_chars)
-            # Where a complete marker ends, asked of ``re`` (several times faster per call
-            # than ``regex``), in the same order; ``_viable_end`` has ``classify`` confirm
-            # the end it finds, so the two engines' few differences (``\s``, ``\w``) can
-            # only send it down the slower path, never change its answer.
-            self._match_end: Any = re.compile(
-                "|".join(f"(?:{_NAMED_GROUP.sub('(?:', e.marker.pattern)})" for e in entries)).match
         else:
             self._partial = None
-            self._match_end = None
             self.scan_rest = self.scan_other = ""
 
     def scan_pattern(self, stop_chars: str = "", start_chars: str | None = None) -> str:
@@ -178,10 +168,10 @@ class Matcher:
         """The first ``j >= i`` at which ``tag + s[i:j + 1]`` is not ``VIABLE`` (or
         ``len(s)``): where holding the tag stops, exactly as classifying it one more
         character at a time would find, but decided at once when a complete marker
-        lies inside ``s``. One match finds the marker's end; the only shorter prefixes
-        that could already be complete end with one of ``end_chars``, and only those
-        are classified. With no complete marker in reach the characters are stepped
-        (a dead tag dies within a few; a tag cut by the chunk's end runs to it)."""
+        lies inside ``s``: only the prefixes that end with one of ``end_chars`` can be
+        complete, and only those are classified. With no complete marker in reach the
+        characters are stepped (a dead tag dies within a few; a tag cut by the chunk's
+        end runs to it)."""
         last = self._last_end
         if last[0] is s and last[1] == i and last[2] == tag:
             return last[3]  # (asked again at once: a state run looked ahead, then the steps)
@@ -191,38 +181,26 @@ class Matcher:
 
     def _viable_end(self, tag: str, s: str, i: int) -> int:
         n = len(s)
-        k = len(tag)
-        if self._partial is not None and self.end_chars:
-            text = tag + s[i : i + MAX_TAG_CHARS + 1 - k]
-            classify = self.classify
-            m = self._match_end(text)
-            end: int = m.end() if m is not None else -1
-            if end <= k or classify(text[:end])[0] != COMPLETE:
-                # ``re`` found no marker (or one ``regex`` does not confirm). A dead tag
-                # mostly dies within a few characters: step those through the memo, and
-                # only then ask ``regex`` (its answer lies past them: they are viable).
-                j = i
-                stop = min(n, i + _FEW)
-                while j < stop:
-                    if classify(tag + s[i : j + 1])[0] != VIABLE:
-                        return j
-                    j += 1
-                if j >= n:
-                    return n
-                m = self._partial.match(text)
-                end = m.end() if m is not None else -1
-            if end > k:
-                # The shorter prefixes that end like a marker (found by one search each;
-                # most markers hold none) may already be complete.
-                ends = self._ends.search
-                e = ends(text, k, end - 1)
-                while e is not None:
-                    p = e.end()
-                    if classify(text[:p])[0] != VIABLE:
-                        return i + p - k - 1
-                    e = ends(text, p, end - 1)
-                return i + end - k - 1
         classify = self.classify
+        if self._partial is not None and self.end_chars:
+            # A complete marker ends with one of ``end_chars``: the prefixes that do are
+            # asked in turn (through the memo: most tags are markers seen before) up to
+            # the first one that is not viable. Complete: every shorter prefix is viable
+            # (a prefix of a match), so that is the answer. Dead, or no such prefix in
+            # reach: no marker is complete here, and stepping finds where the tag dies
+            # (a dead tag mostly dies within a few characters) or that it runs to the
+            # chunk's end.
+            limit = i + MAX_TAG_CHARS + 1 - len(tag)
+            ends = self._ends.search
+            e = ends(s, i, limit)
+            while e is not None:
+                p = e.end()
+                got = classify(tag + s[i:p])[0]
+                if got == COMPLETE:
+                    return p - 1
+                if got == DEAD:
+                    break
+                e = ends(s, p, limit)
         j = i
         while j < n and classify(tag + s[i : j + 1])[0] == VIABLE:
             j += 1
