@@ -113,17 +113,17 @@ class Block:
     #: how many of ``tolerated`` there were before the held value close was read: a
     #: close variant that turns out to be data (``reopen_value``) reports nothing
     held_mark: int = 0
+    #: The Diagnostic code of a block that is itself a deviation ("" if not).
+    #: (This and ``held_back`` are read from the spec once: actions ask them per call
+    #: and per value.)
+    tolerance: str = ""
+    #: A deviation whose close is the evidence: its calls stream once it is read.
+    held_back: bool = False
 
-    @property
-    def tolerance(self) -> str:
-        """The Diagnostic code of a block that is itself a deviation ("" if not)."""
-        return self.spec.block.tolerance
-
-    @property
-    def held_back(self) -> bool:
-        """A deviation whose close is the evidence: its calls stream once it is read."""
+    def __post_init__(self) -> None:
         blk = self.spec.block
-        return bool(blk.tolerance) and blk.close is not None and not blk.close_optional
+        self.tolerance = blk.tolerance
+        self.held_back = bool(blk.tolerance) and blk.close is not None and not blk.close_optional
 
     @property
     def dialect_name(self) -> str:

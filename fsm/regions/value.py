@@ -118,15 +118,19 @@ class ValueModel(BlockModel):
             self.scope = spec.name
             self._hold(tag)
             return
-        if self.cfg.tools is not None and call.name in self.cfg.tools:
-            schema = self.cfg.tools[call.name].get(name)
-        self.flush_deferred(call)
+        tools = self.cfg.tools
+        if tools is not None and call.name in tools:
+            schema = tools[call.name].get(name)
+        if call.deferred is not None:
+            self.flush_deferred(call)
         # Tolerance (``Call(wrapped=...)``): the first parameter may wrap every
         # argument; it is not streamed until the call shows whether it is the only one.
         wrapper = (name in call.wrapped and not call.args and not call.arrays and not call.opened_json and not self.cfg.strict
-                   and self.cfg.tools is not None and call.name in self.cfg.tools and name not in self.cfg.tools[call.name])
+                   and tools is not None and call.name in tools and name not in tools[call.name])
         body = spec.body
+        json = False
         if isinstance(body, JsonValue):
+            json = True
             streaming = False
             style = Raw(body.close).style
         else:
@@ -134,17 +138,18 @@ class ValueModel(BlockModel):
             # schema says string (or, with no schema, once it can only be a string:
             # ``_decide_string``). A deviation whose close is the evidence streams
             # nothing before it (``held_back``).
-            streaming = (is_string_only(schema) if body.style.json_when_valid
-                         else (schema is None or is_string_only(schema))) and not wrapper and not b.held_back
             style = body.style
-        b.param = Param(name, spec, streaming, ValueDecoder(style), schema, start=start, wrapper=wrapper,
-                        json=isinstance(body, JsonValue))
-        b.param.undecided = isinstance(body, Raw) and body.style.json_when_valid and types_of(schema) is None
-        if streaming and isinstance(body, Raw) and not body.style.unescape_entities:
-            b.param.raw_from = DERIVE_PENDING
+            streaming = (is_string_only(schema) if style.json_when_valid
+                         else (schema is None or is_string_only(schema))) and not wrapper and not b.held_back
+        p = b.param = Param(name, spec, streaming, ValueDecoder(style), schema, start=start, wrapper=wrapper, json=json)
+        if not json and isinstance(body, Raw):
+            p.undecided = style.json_when_valid and types_of(schema) is None
+            if streaming and not style.unescape_entities:
+                p.raw_from = DERIVE_PENDING
         self.scope = spec.name
         b.json_depth = 0
-        self._hold(tag)
+        b.raw.append(tag)  # (``_hold``, inline: the block is not spilled here)
+        b.raw_len += len(tag)
         if b.tolerance and not call.started:
             self.start_call(call)
         if streaming:
