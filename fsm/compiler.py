@@ -313,9 +313,10 @@ class CompiledRunner:
         self.ctx = ctx
         ctx.state = compiled.initial
         self.base = 0
-        # The scanner used last, and for which (state, block) it was chosen.
+        # The scanner used last, and for which (state, scope) it was chosen (the scope
+        # decides a state's matcher, ``ModelBase.matcher``).
         self._sc_state = ""
-        self._sc_block: object = None
+        self._sc_scope = ""
         self._sc: Scanner = _scan_nothing
         self._sc_run: Callable[[Context, str, int, int], int] = _run_nothing
         self._sc_cache: dict[tuple[str, str], Scanner] = {}
@@ -341,7 +342,7 @@ class CompiledRunner:
         sc = self._sc_cache.get(key)
         if sc is None:
             sc = self._sc_cache[key] = self.c.scanner(state, ctx.matcher(state) if rule.marker_aware else None)
-        self._sc_state, self._sc_block, self._sc, self._sc_run = state, ctx.block, sc, rule.run
+        self._sc_state, self._sc_scope, self._sc, self._sc_run = state, ctx.scope, sc, rule.run
         return sc
 
     # -- stepping
@@ -387,7 +388,7 @@ class CompiledRunner:
         # run action, no table lookup.
         ctx = self.ctx
         n = len(s)
-        if n and ctx.state == self._sc_state and ctx.block is self._sc_block:
+        if n and ctx.state == self._sc_state and ctx.scope is self._sc_scope:
             j = self._sc(s, 0)
             if j:
                 i = self._sc_run(ctx, s, 0, j)
@@ -441,13 +442,22 @@ class CompiledRunner:
                     if ctx.state != state:
                         continue  # (in another state now: its own state run, if it has one)
                 rule = bulk.get(state)
-                if rule is not None and (s[i] not in rule.loop_set if rule.loop_chars else s[i] in rule.stop_set):
-                    rule = None  # (the scan would stop here: stepped at once)
                 if rule is not None:
-                    if state == self._sc_state and ctx.block is self._sc_block:
+                    if rule.loop_chars:
+                        loop_set = rule.loop_set
+                        if s[i] not in loop_set:
+                            rule = None  # (the scan would stop here: stepped at once)
+                        elif i + 1 == n or s[i + 1] not in loop_set:
+                            j = i + 1  # a run of one (a newline between markers): no scan
+                        else:
+                            j = self._scanner(state, rule)(s, i)
+                    elif s[i] in rule.stop_set:
+                        rule = None  # (the scan would stop here: stepped at once)
+                    elif state == self._sc_state and ctx.scope is self._sc_scope:
                         j = self._sc(s, i)
                     else:
                         j = self._scanner(state, rule)(s, i)
+                if rule is not None:
                     if j > i:
                         i = rule.run(ctx, s, i, j)
                         b = ctx.block

@@ -175,13 +175,8 @@ class Matcher:
         last = self._last_end
         if last[0] is s and last[1] == i and last[2] == tag:
             return last[3]  # (asked again at once: a state run looked ahead, then the steps)
-        j = self._viable_end(tag, s, i)
-        self._last_end = (s, i, tag, j)
-        return j
-
-    def _viable_end(self, tag: str, s: str, i: int) -> int:
-        n = len(s)
         classify = self.classify
+        j = -1
         if self._partial is not None and self.end_chars:
             # A complete marker ends with one of ``end_chars``: the prefixes that do are
             # asked in turn (through the memo: most tags are markers seen before) up to
@@ -197,13 +192,17 @@ class Matcher:
                 p = e.end()
                 got = classify(tag + s[i:p])[0]
                 if got == COMPLETE:
-                    return p - 1
+                    j = p - 1
+                    break
                 if got == DEAD:
                     break
                 e = ends(s, p, limit)
-        j = i
-        while j < n and classify(tag + s[i : j + 1])[0] == VIABLE:
-            j += 1
+        if j < 0:
+            n = len(s)
+            j = i
+            while j < n and classify(tag + s[i : j + 1])[0] == VIABLE:
+                j += 1
+        self._last_end = (s, i, tag, j)
         return j
 
     def tail_viable(self, s: str, k: int) -> bool:

@@ -145,7 +145,11 @@ class BlockModel(TagModel):
         assert b is not None
         if b.raw_len + (j - i) > self.cfg.max_block_chars:
             j = min(j, i + self.run_budget())
-        self._hold(s[i:j])
+        if b.spilled:
+            self._spill(s[i:j])
+        else:
+            b.raw.append(s[i:j])  # (``_hold``, inline)
+            b.raw_len += j - i
         return j
 
     def _block(self) -> Block:
@@ -215,10 +219,11 @@ class BlockModel(TagModel):
         tag = self._take_tag(ch)
         call = self.new_call(b)
         decl = getattr(leaf, "call", None)
-        call.implied_code = getattr(decl, "implied_close", "")
-        call.wrapped = getattr(decl, "wrapped", ())
-        call.repeated = getattr(decl, "repeated", "")
-        call.wire_ids = getattr(getattr(leaf, "call", None), "ids", "") == "wire"
+        if decl is not None:
+            call.implied_code = getattr(decl, "implied_close", "")
+            call.wrapped = getattr(decl, "wrapped", ())
+            call.repeated = getattr(decl, "repeated", "")
+            call.wire_ids = getattr(decl, "ids", "") == "wire"
         self._hold(tag)
         name = hit.fields.get("name")
         if name:

@@ -155,7 +155,7 @@ class TagModel(ModelBase):
         tag = self.tag + ch
         self.tag = ""
         self._tag_version += 1
-        if hit is not None:
+        if hit is not None and hit.entry.codes:
             e = hit.entry
             for code in e.codes:
                 self.tolerate(code, f"{tag!r} read as {e.reads_as or repr(e.marker.shown())} ({code})", self.tag_start)
