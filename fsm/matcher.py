@@ -65,12 +65,16 @@ class Entry:
     reads_as: str = ""
 
 
-@dataclass(frozen=True)
 class Hit:
-    """A complete marker: which entry, and what it carried."""
+    """A complete marker: which entry, and what it carried. (Read only: a plain slotted
+    class rather than a frozen dataclass, whose ``__init__`` costs three times as much;
+    one is made for every tag not seen before.)"""
 
-    entry: Entry
-    fields: dict[str, str]
+    __slots__ = ("entry", "fields")
+
+    def __init__(self, entry: Entry, fields: dict[str, str]) -> None:
+        self.entry = entry
+        self.fields = fields
 
 
 class Matcher:
@@ -103,6 +107,8 @@ class Matcher:
             # The entry a match is of: its group ``M<i>`` wraps the whole alternative,
             # so it closes last and is the match's ``lastindex``.
             self._by_group = {self._partial.groupindex[f"M{i}"]: e for i, e in enumerate(entries)}
+            #: the field groups (``tag_fields``) the patterns have
+            self._field_groups = tuple(g for g in ("attrs", "name") if g in self._partial.groupindex)
             # (A marker after a stray prefix is not scanned for: the scan stops one
             # character early instead, where a start character stands right before a
             # marker it found; ``prefix_tail``.)
@@ -110,6 +116,7 @@ class Matcher:
             self.scan_rest, self.scan_other = _factored(plain, self.start_chars)
         else:
             self._partial = None
+            self._field_groups = ()
             self.scan_rest = self.scan_other = ""
 
     def scan_pattern(self, stop_chars: str = "", start_chars: str | None = None) -> str:
@@ -150,15 +157,22 @@ class Matcher:
     def _classify(self, tag: str) -> tuple[int, Hit | None]:
         if self._partial is None or len(tag) > MAX_TAG_CHARS:
             return DEAD, None
-        m = self._partial.fullmatch(tag, partial=True)
+        m = None
+        if self.end_chars and tag[-1] in self.end_chars:
+            # Only a tag that ends like a marker can be a complete one: asked first
+            # without partial matching (twice as fast; ``regex`` returns the same match
+            # either way, preferring a complete match to a partial one).
+            m = self._partial.fullmatch(tag)
         if m is None:
-            return DEAD, None
-        if m.partial:
-            return VIABLE, None
+            m = self._partial.fullmatch(tag, partial=True)
+            if m is None:
+                return DEAD, None
+            if m.partial:
+                return VIABLE, None
         entry = self._by_group.get(m.lastindex)
         if entry is None:  # (not expected: every alternative is wrapped whole)
             entry = next(e for i, e in enumerate(self.entries) if m.group(f"M{i}") is not None)
-        fields = tag_fields(m)
+        fields = tag_fields(m, self._field_groups)
         if entry.needs_name and not fields.get("name"):
             # An open without a name is not a marker we can act on.
             return DEAD, None

@@ -609,14 +609,22 @@ def parse_attrs(text: str) -> dict[str, str]:
     return out
 
 
-def tag_fields(match: "re.Match[str] | regex.Match[str]") -> dict[str, str]:
-    """The name and attributes a marker match carries."""
-    groups: Mapping[str, str | None] = match.groupdict()
+def tag_fields(match: "re.Match[str] | regex.Match[str]", names: tuple[str, ...] | None = None) -> dict[str, str]:
+    """The name and attributes a marker match carries. ``names``: which of the groups
+    ``attrs`` and ``name`` its pattern has, when the caller knows (each asked alone is
+    several times cheaper than ``groupdict``, for ``regex``)."""
+    attrs: str | None
+    name: str | None
+    if names is None:
+        groups: Mapping[str, str | None] = match.groupdict()
+        attrs = groups.get("attrs")
+        name = groups.get("name")
+    else:
+        attrs = match.group("attrs") if "attrs" in names else None
+        name = match.group("name") if "name" in names else None
     out: dict[str, str] = {}
-    attrs = groups.get("attrs")
     if attrs:
         out.update(parse_attrs(attrs))
-    name = groups.get("name")
     if name is not None:
         out["name"] = name.strip()
     return out
