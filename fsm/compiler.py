@@ -70,6 +70,16 @@ class BulkRule:
         self.loop_set = frozenset(self.loop_chars)
 
 
+class HitIndex:
+    """The rows of (``maybe_tag``, trigger) by the held tag's key (``hit_rows``), where a
+    step finds them in ``CompiledMachine.steps``."""
+
+    __slots__ = ("by_key",)
+
+    def __init__(self, by_key: dict[str, tuple[Row, ...]]) -> None:
+        self.by_key = by_key
+
+
 Scanner = Callable[[str, int], int]
 #: Chunks up to this long are first checked for any stop or start character at all.
 QUICK_CHARS = 64
@@ -102,14 +112,15 @@ class CompiledMachine:
     #: state → its state run (``Region.state_runs``): tried before the state's bulk
     #: rule, it may read through several states at once.
     state_runs: dict[str, Callable[[Context, str, int], int]] = field(default_factory=dict)
-    #: state with a first loop → trigger → its rows but the first (the loop's own): what
-    #: a step tries once the runner has seen the loop's guards fail on the character.
-    rest: dict[str, dict[str, tuple[Row, ...]]] = field(default_factory=dict)
     #: state → its first loop, where that loop has a run form and the state has no state
     #: run and no bulk rule (nothing the runner would try before the loop).
     direct_loops: dict[str, "GuardedLoop"] = field(default_factory=dict)
-    #: as ``hit_rows``, the rows after a failed first loop (the loop's row left out).
-    hit_rows_rest: dict[tuple[str, str], tuple[int, int, dict[str, tuple[Row, ...]]]] = field(default_factory=dict)
+    #: What a step reads, state → trigger → its rows, or their index by key where the
+    #: rows are hit rows (``table`` and ``hit_rows`` in one lookup); ``steps_rest``: the
+    #: same once the runner has seen the state's first loop fail on the character (its
+    #: row, the first on every class, left out: it would fail again).
+    steps: dict[str, dict[str, "tuple[Row, ...] | HitIndex"]] = field(default_factory=dict)
+    steps_rest: dict[str, dict[str, "tuple[Row, ...] | HitIndex"]] = field(default_factory=dict)
 
     def scanner(self, state: str, matcher: Matcher | None) -> Scanner:
         key = (state, matcher)
@@ -173,12 +184,19 @@ def compile_machine(composed: Machine) -> CompiledMachine:
             index = hit_rows.get((state, t))
             if index is not None:
                 start, end, full = index
+                assert start > 0  # (each key's rows begin with the rows before the hit rows: the loop's first)
                 hit_rows_rest[(state, t)] = (start, end, {k: rows[1:] for k, rows in full.items()})
+    steps: dict[str, dict[str, tuple[Row, ...] | HitIndex]] = {
+        s: {t: HitIndex(hit_rows[(s, t)][2]) if (s, t) in hit_rows else rows for t, rows in by.items()}
+        for s, by in frozen.items()}
+    steps_rest: dict[str, dict[str, tuple[Row, ...] | HitIndex]] = {
+        s: {t: HitIndex(hit_rows_rest[(s, t)][2]) if (s, t) in hit_rows_rest else rows for t, rows in by.items()}
+        for s, by in rest.items()}
     direct_loops = {s: loop for s, loop in first_loops.items()
                     if loop.guard_run is not None and s not in state_runs and s not in bulk}
     return CompiledMachine(frozen, bulk, decl.initial, decl.class_of(), first_loops, hit_rows=hit_rows,
-                           state_runs=state_runs, row_origin=row_origin, rest=rest, hit_rows_rest=hit_rows_rest,
-                           direct_loops=direct_loops)
+                           state_runs=state_runs, row_origin=row_origin, direct_loops=direct_loops, steps=steps,
+                           steps_rest={**steps, **steps_rest})
 
 
 def _hit_index(named: list[tuple[tuple[str, ...], tuple[str, ...], str]],
@@ -352,25 +370,25 @@ class CompiledRunner:
         ctx = self.ctx
         state = ctx.state
         c = self.c
-        index = (c.hit_rows_rest if after_loop else c.hit_rows).get((state, trigger))
-        if index is None:
-            rows = (c.rest if after_loop else c.table)[state][trigger]
+        got = (c.steps_rest if after_loop else c.steps)[state][trigger]
+        if isinstance(got, tuple):
+            rows = got
         else:
             # Only the held tag's key's rows can fire; a dead tag (no key) only its
             # origin's return rows (a complete one fires its hit row before those).
             key = ctx.hit_key(ch)
-            by_key = index[2]
+            by_key = got.by_key
             if key:
                 rows = by_key.get(key) or by_key[""]
             else:
                 origin = ctx.origin
                 pick = (state, trigger, origin, after_loop)
-                got = c.picked.get(pick)
-                if got is None:
+                picked = c.picked.get(pick)
+                if picked is None:
                     origin_of = c.row_origin
-                    got = tuple(r for r in by_key[""] if origin_of.get(id(r), origin) == origin)
-                    c.picked[pick] = got
-                rows = got
+                    picked = tuple(r for r in by_key[""] if origin_of.get(id(r), origin) == origin)
+                    c.picked[pick] = picked
+                rows = picked
         for guards, actions, dest in rows:
             for g, target in guards:
                 if g(ctx, ch) != target:
