@@ -115,6 +115,9 @@ class CompiledMachine:
     #: state → its first loop, where that loop has a run form and the state has no state
     #: run and no bulk rule (nothing the runner would try before the loop).
     direct_loops: dict[str, "GuardedLoop"] = field(default_factory=dict)
+    #: state → (its state run, its bulk rule), either None: what the runner tries before
+    #: stepping a character, in one lookup.
+    plans: dict[str, tuple[Callable[[Context, str, int], int] | None, BulkRule | None]] = field(default_factory=dict)
     #: What a step reads, state → trigger → its rows, or their index by key where the
     #: rows are hit rows (``table`` and ``hit_rows`` in one lookup); ``steps_rest``: the
     #: same once the runner has seen the state's first loop fail on the character (its
@@ -196,7 +199,8 @@ def compile_machine(composed: Machine) -> CompiledMachine:
                     if loop.guard_run is not None and s not in state_runs and s not in bulk}
     return CompiledMachine(frozen, bulk, decl.initial, decl.class_of(), first_loops, hit_rows=hit_rows,
                            state_runs=state_runs, row_origin=row_origin, direct_loops=direct_loops, steps=steps,
-                           steps_rest={**steps, **steps_rest})
+                           steps_rest={**steps, **steps_rest},
+                           plans={s: (state_runs.get(s), bulk.get(s)) for s in frozen})
 
 
 def _hit_index(named: list[tuple[tuple[str, ...], tuple[str, ...], str]],
@@ -424,9 +428,8 @@ class CompiledRunner:
     def _run(self, s: str, base: int, i: int = 0, stopped: bool = False) -> None:
         """Consume ``s[i:]``. ``stopped``: a scan already stopped at ``i``, so step it."""
         ctx = self.ctx
-        bulk = self.c.bulk
+        plans = self.c.plans
         first_loops = self.c.first_loops
-        state_runs = self.c.state_runs
         class_of = self.c.class_of
         step = self._step
         # States whose first loop has a run form and nothing else to try first (no state
@@ -442,7 +445,7 @@ class CompiledRunner:
                 stopped = False
             else:
                 state = ctx.state
-                form = state_runs.get(state)
+                form, rule = plans[state]
                 if form is not None:
                     # A state run first; where it stops, the bulk rule of the state it
                     # ended in (or a step) goes on: a run is not asked twice in a row.
@@ -459,7 +462,6 @@ class CompiledRunner:
                             break
                     if ctx.state != state:
                         continue  # (in another state now: its own state run, if it has one)
-                rule = bulk.get(state)
                 if rule is not None:
                     if rule.loop_chars:
                         loop_set = rule.loop_set
