@@ -115,6 +115,10 @@ class CompiledMachine:
     #: state → its first loop, where that loop has a run form and the state has no state
     #: run and no bulk rule (nothing the runner would try before the loop).
     direct_loops: dict[str, "GuardedLoop"] = field(default_factory=dict)
+    #: state → trigger → (actions, dest) where the trigger's rows are one unguarded row
+    #: (a start character into ``maybe_tag``, a newline in a position, ...): the runner
+    #: fires it without a step.
+    simple: dict[str, dict[str, tuple[tuple[Callable[[Context, str], None], ...], str]]] = field(default_factory=dict)
     #: state → (its state run, its bulk rule), either None: what the runner tries before
     #: stepping a character, in one lookup.
     plans: dict[str, tuple[Callable[[Context, str, int], int] | None, BulkRule | None]] = field(default_factory=dict)
@@ -200,7 +204,10 @@ def compile_machine(composed: Machine) -> CompiledMachine:
     return CompiledMachine(frozen, bulk, decl.initial, decl.class_of(), first_loops, hit_rows=hit_rows,
                            state_runs=state_runs, row_origin=row_origin, direct_loops=direct_loops, steps=steps,
                            steps_rest={**steps, **steps_rest},
-                           plans={s: (state_runs.get(s), bulk.get(s)) for s in frozen})
+                           plans={s: (state_runs.get(s), bulk.get(s)) for s in frozen},
+                           simple={s: {t: (rows[0][1], rows[0][2]) for t, rows in by.items()
+                                       if len(rows) == 1 and not rows[0][0] and (s, t) not in hit_rows}
+                                   for s, by in frozen.items()})
 
 
 def _hit_index(named: list[tuple[tuple[str, ...], tuple[str, ...], str]],
@@ -431,6 +438,8 @@ class CompiledRunner:
         plans = self.c.plans
         first_loops = self.c.first_loops
         class_of = self.c.class_of
+        simple = self.c.simple
+        steps_rest = self.c.steps_rest
         step = self._step
         # States whose first loop has a run form and nothing else to try first (no state
         # run, no bulk rule): a step into one (a start character into ``maybe_tag``)
@@ -489,9 +498,18 @@ class CompiledRunner:
                         # The scan stopped here: step this character (always exact).
             ch = s[i]
             ctx.pos = base + i
-            loop = first_loops.get(ctx.state)
+            state = ctx.state
+            loop = first_loops.get(state)
             if loop is None:
-                step(class_of.get(ch, OTHER), ch)
+                trigger = class_of.get(ch, OTHER)
+                one = simple[state].get(trigger)
+                if one is None:
+                    step(trigger, ch)
+                else:
+                    # (one unguarded row: what ``_step`` would fire, without its call)
+                    for a in one[0]:
+                        a(ctx, ch)
+                    ctx.state = one[1]
                 loop = direct.get(ctx.state)
                 if loop is not None:
                     b = ctx.block
@@ -520,7 +538,22 @@ class CompiledRunner:
                         break
                     ch = s[i]
                     ctx.pos = base + i
-                step(class_of.get(ch, OTHER), ch, True)
+                # The character that ends the loop's run; where it completes a marker whose
+                # first row has no guard left (its hit guard is the key, ``_hit_index``),
+                # that row fires, as ``_step`` would, without its call.
+                trigger = class_of.get(ch, OTHER)
+                got = steps_rest[ctx.state][trigger]
+                if isinstance(got, tuple):
+                    step(trigger, ch, True)
+                else:
+                    key = ctx.hit_key(ch)
+                    rows = got.by_key.get(key) if key else None
+                    if rows and not rows[0][0]:
+                        for a in rows[0][1]:
+                            a(ctx, ch)
+                        ctx.state = rows[0][2]
+                    else:
+                        step(trigger, ch, True)
             else:
                 # The state's first transition on every class is this guarded self-loop:
                 # fire it while its guards pass (what _step would do, minus the lookups),
