@@ -83,7 +83,7 @@ class Matcher:
         self._memo: dict[str, tuple[int, Hit | None]] = {}
         #: The last ``viable_end`` asked and its answer (one tuple, replaced whole:
         #: matchers are shared by every sieve of a machine).
-        self._last_end: tuple[str | None, int, str, int] = (None, -1, "", -1)
+        self._last_end: tuple[str | None, int, str, tuple[int, int]] = (None, -1, "", (-1, DEAD))
         #: The characters a marker of this context can begin with (rule 2, per context).
         self.start_chars = "".join(sorted({c for e in entries for c in e.marker.start_chars()}))
         #: Some start character of this context can continue one of its markers (rule 2
@@ -186,11 +186,17 @@ class Matcher:
         complete, and only those are classified. With no complete marker in reach the
         characters are stepped (a dead tag dies within a few; a tag cut by the chunk's
         end runs to it)."""
+        return self.tag_end(tag, s, i)[0]
+
+    def tag_end(self, tag: str, s: str, i: int) -> tuple[int, int]:
+        """``viable_end``, and what ``tag + s[i:j + 1]`` is there: ``COMPLETE`` or
+        ``DEAD`` (``VIABLE`` when the tag runs to the end of ``s``)."""
         last = self._last_end
         if last[0] is s and last[1] == i and last[2] == tag:
             return last[3]  # (asked again at once: a state run looked ahead, then the steps)
         classify = self.classify
         j = -1
+        kind = COMPLETE
         if self._partial is not None and self.end_chars:
             # A complete marker ends with one of ``end_chars``: the prefixes that do are
             # asked in turn (through the memo: most tags are markers seen before) up to
@@ -204,20 +210,25 @@ class Matcher:
             e = ends(s, i, limit)
             while e is not None:
                 p = e.end()
-                got = classify(tag + s[i:p])[0]
-                if got == COMPLETE:
+                at = classify(tag + s[i:p])[0]
+                if at == COMPLETE:
                     j = p - 1
                     break
-                if got == DEAD:
+                if at == DEAD:
                     break
                 e = ends(s, p, limit)
         if j < 0:
             n = len(s)
             j = i
-            while j < n and classify(tag + s[i : j + 1])[0] == VIABLE:
+            kind = VIABLE
+            while j < n:
+                kind = classify(tag + s[i : j + 1])[0]
+                if kind != VIABLE:
+                    break
                 j += 1
-        self._last_end = (s, i, tag, j)
-        return j
+        end = (j, kind)
+        self._last_end = (s, i, tag, end)
+        return end
 
     def tail_viable(self, s: str, k: int) -> bool:
         """Whether ``s[k:]`` may still become a marker in the next chunk.

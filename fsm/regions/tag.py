@@ -124,7 +124,7 @@ class TagModel(ModelBase):
         """End of the longest run ``s[i:j]`` each character of which ``tag_viable``
         would accept in turn (the run form of the guard, for the compiled runner)."""
         m = self.tag_matcher
-        return (m if m is not None else self.matcher()).viable_end(self.tag, s, i)
+        return (m if m is not None else self.matcher()).tag_end(self.tag, s, i)[0]
 
     def tag_begin(self, ch: str) -> None:
         state = self.state

@@ -317,8 +317,9 @@ class ValueModel(BlockModel):
             return j
         m = self.matcher("after_close")
         if s[j] in m.start_chars:
-            end = m.viable_end(s[j], s, j + 1)  # what ``maybe_tag`` would hold, from ``tag_begin`` on
-            if end >= n or m.classify(s[j : end + 1])[0] != DEAD:
+            # what ``maybe_tag`` would hold, from ``tag_begin`` on, and what it is then
+            end, kind = m.tag_end(s[j], s, j + 1)
+            if end >= n or kind != DEAD:
                 return j  # held to the chunk's end, or a marker: stepped
         self.reopen_value(s[j])
         self.state = "in_param"
