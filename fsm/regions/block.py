@@ -211,7 +211,8 @@ class BlockModel(TagModel):
         self.finish_call(call)
 
     def open_call(self, ch: str) -> None:
-        b = self._block()
+        b = self.block
+        assert b is not None
         hit = self._hit(ch)
         leaf = getattr(hit.entry.data, "leaf", None)
         if b.call is not None:
@@ -275,7 +276,8 @@ class BlockModel(TagModel):
 
     def finish_call(self, call: Call) -> None:
         """The call's own markup ended: its arguments are decided."""
-        b = self._block()
+        b = self.block
+        assert b is not None
         if not call.name:
             b.malformed_reason = b.malformed_reason or "a call without a name"
         self.start_call(call)
@@ -387,7 +389,8 @@ class BlockModel(TagModel):
 
     # -------------------------------------------------------------- closing
     def close_call(self, ch: str) -> None:
-        b = self._block()
+        b = self.block
+        assert b is not None
         self._hold(self._take_tag(ch))
         call = b.call
         if call is None:
@@ -396,7 +399,8 @@ class BlockModel(TagModel):
         self.finish_call(call)
 
     def close_block(self, ch: str) -> None:
-        b = self._block()
+        b = self.block
+        assert b is not None
         if b.call is not None:
             self._imply_call_close(b, "the block close")
         self._hold(self._take_tag(ch))
@@ -410,7 +414,8 @@ class BlockModel(TagModel):
 
     def end_bare_block(self, ch: str = "") -> None:
         """A bare block ends where grammar stops: its calls are complete."""
-        b = self._block()
+        b = self.block
+        assert b is not None
         self.block = None
         tag, self.tag = self.tag, ""
         self._tag_version += 1
@@ -543,7 +548,8 @@ class BlockModel(TagModel):
 
     def abort_block(self, ch: str) -> None:
         """Something that is not grammar where only markup may stand."""
-        b = self._block()
+        b = self.block
+        assert b is not None
         self.block = None
         why = f"unexpected {ch!r} in a {b.dialect_name} block at offset {self.pos}"
         if b.malformed_reason:
@@ -555,7 +561,8 @@ class BlockModel(TagModel):
             self._tag_version += 1
 
     def abort_block_eof(self, ch: str = "") -> None:
-        b = self._block()
+        b = self.block
+        assert b is not None
         if self.tag:
             self._hold(self.tag)
             self.tag = ""
@@ -572,7 +579,8 @@ class BlockModel(TagModel):
         of held, and no call is made, until the block's structure ends (its close, a
         malformed position, or eof). Memory stays bounded; nothing inside the block,
         however it looks, becomes a call."""
-        b = self._block()
+        b = self.block
+        assert b is not None
         self._release(b, "block_too_large", f"block passed max_block_chars={self.cfg.max_block_chars}")
         b.spilled = True
         b.calls = []

@@ -113,7 +113,10 @@ class TagModel(ModelBase):
         return self._cls_key
 
     def _hit(self, ch: str) -> Hit:
-        hit = self._classify(ch)[1]
+        got = self._cls
+        if got is None or self._cls_version != self._tag_version or self._cls_ch != ch:
+            got = self._classify(ch)
+        hit = got[1]
         assert hit is not None
         return hit
 

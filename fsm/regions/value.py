@@ -80,7 +80,8 @@ def chosen(specs: tuple[ValueSpec, ...], fields: dict[str, str]) -> ValueSpec:
 @mypyc_attr(allow_interpreted_subclasses=True)
 class ValueModel(BlockModel):
     def open_param(self, ch: str) -> None:
-        b = self._block()
+        b = self.block
+        assert b is not None
         hit = self._hit(ch)
         specs: tuple[ValueSpec, ...] = getattr(hit.entry.data, "values")
         spec = chosen(specs, hit.fields)
@@ -90,7 +91,8 @@ class ValueModel(BlockModel):
     def imply_value_open(self, spec: ValueSpec, code: str) -> None:
         """Tolerance (``Opt(marker, missing=CODE)``): the value's opener was left out;
         the value begins here (a held tag that was no marker here is read again in it)."""
-        b = self._block()
+        b = self.block
+        assert b is not None
         at = self.tag_start if self.tag else self.pos
         if not b.spilled:
             self.tolerate(code, f"the opener of the value of {b.key!r} was left out; the value begins at offset {at}", at)
@@ -101,7 +103,8 @@ class ValueModel(BlockModel):
             self._tag_version += 1
 
     def _begin_value(self, spec: ValueSpec, name: str, tag: str, start: int) -> None:
-        b = self._block()
+        b = self.block
+        assert b is not None
         call = b.call
         if call is None:
             # A parameter with no call around it: the block is not one we can read.
@@ -158,7 +161,8 @@ class ValueModel(BlockModel):
     def begin_param(self, ch: str) -> None:
         """A parameter's open whose key stands between it and its value: the key is
         its name, if it carries one, or what a capture after it reads."""
-        b = self._block()
+        b = self.block
+        assert b is not None
         hit = self._hit(ch)
         b.key = hit.fields.get("name", "")
         self._hold(self._take_tag(ch))
@@ -268,14 +272,16 @@ class ValueModel(BlockModel):
 
     # after_close: a value close waiting for what follows it
     def hold_close(self, ch: str) -> None:
-        b = self._block()
+        b = self.block
+        assert b is not None
         b.held_mark = len(b.tolerated)
         tag = self._take_tag(ch)
         self._hold(tag)
         b.held = [] if b.spilled else [tag]
 
     def hold_ws(self, ch: str) -> None:
-        b = self._block()
+        b = self.block
+        assert b is not None
         self._hold(ch)
         if not b.spilled:
             b.held.append(ch)
@@ -327,7 +333,8 @@ class ValueModel(BlockModel):
 
     def reopen_value(self, ch: str) -> None:
         """What followed the close is not grammar: the close was part of the value."""
-        b = self._block()
+        b = self.block
+        assert b is not None
         held = "".join(b.held)
         b.held = []
         del b.tolerated[b.held_mark :]  # a close variant that is data is no deviation
@@ -361,7 +368,8 @@ class ValueModel(BlockModel):
     def value_quote(self, ch: str) -> None:
         """A call or block open of the value's own dialect, read inside the value: it
         is data, and the value quotes markup (no close is implied in it from now on)."""
-        b = self._block()
+        b = self.block
+        assert b is not None
         tag = self._take_tag(ch)
         self._hold(tag)
         if b.param is not None:
@@ -370,7 +378,8 @@ class ValueModel(BlockModel):
 
     def imply_value_close(self, ch: str) -> None:
         """The value's close was left out: the marker that follows ends the value."""
-        b = self._block()
+        b = self.block
+        assert b is not None
         p = b.param
         if p is not None and not b.spilled:
             body = p.spec.body
@@ -381,7 +390,8 @@ class ValueModel(BlockModel):
 
     def commit_value(self, ch: str) -> None:
         """A marker that FOLLOW allows came after the close: the value ended there."""
-        b = self._block()
+        b = self.block
+        assert b is not None
         p, call = b.param, b.call
         b.param = None
         b.held = []
