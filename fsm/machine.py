@@ -186,7 +186,7 @@ class _Composer:
         if key in self.hits:
             raise GrammarError(f"two markers shown as {marker.shown()!r} listened for in {where}")
         self.hits[key] = (where, marker.shown())
-        entry = Entry(key, marker, data, needs_name, codes, prefixed, reads_as)
+        entry = Entry(key, marker, data, needs_name, codes, prefixed, reads_as, getattr(data, "enter", None))
         if scope is None:
             self.entries.setdefault(origin, []).append((entry, rows))
         else:

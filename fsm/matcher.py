@@ -63,6 +63,9 @@ class Entry:
     prefixed: bool = False
     #: For a tolerated entry: how the marker it stands for is shown (its messages).
     reads_as: str = ""
+    #: The body (capture, JSON) the marker leads into, if any (``data.enter``, read
+    #: once: ``TagModel._take_tag`` asks it of every marker taken).
+    enter: Any = None
 
 
 class Hit:
@@ -101,6 +104,10 @@ class Matcher:
         ends = [last_chars(e.marker.pattern) for e in entries]
         self.end_chars = "" if any(x is None for x in ends) else "".join(sorted(set().union(*(x or set() for x in ends))))
         self._ends = re.compile("[" + re.escape(self.end_chars) + "]" if self.end_chars else "(?!)")
+        #: ``search`` for the next character a complete marker may end with, where that
+        #: says something (``tag_end``); None where it does not (no pattern, or no known
+        #: last characters): held tags are then stepped.
+        self._search_ends: Any = self._ends.search if entries and self.end_chars else None
         if entries:
             alts = "|".join(f"(?P<M{i}>{e.marker.pattern})" for i, e in enumerate(entries))
             self._partial: Any = regex.compile(alts)
@@ -195,9 +202,8 @@ class Matcher:
         if last[0] is s and last[1] == i and last[2] == tag:
             return last[3]  # (asked again at once: a state run looked ahead, then the steps)
         classify = self.classify
-        j = -1
-        kind = COMPLETE
-        if self._partial is not None and self.end_chars:
+        ends = self._search_ends
+        if ends is not None:
             # A complete marker ends with one of ``end_chars``: the prefixes that do are
             # asked in turn (through the memo: most tags are markers seen before) up to
             # the first one that is not viable. Complete: every shorter prefix is viable
@@ -205,27 +211,26 @@ class Matcher:
             # reach: no marker is complete here, and stepping finds where the tag dies
             # (a dead tag mostly dies within a few characters) or that it runs to the
             # chunk's end.
-            limit = i + MAX_TAG_CHARS + 1 - len(tag)
-            ends = self._ends.search
+            limit = i + (MAX_TAG_CHARS + 1) - len(tag)
             e = ends(s, i, limit)
             while e is not None:
                 p = e.end()
                 at = classify(tag + s[i:p])[0]
                 if at == COMPLETE:
-                    j = p - 1
-                    break
+                    end = (p - 1, COMPLETE)
+                    self._last_end = (s, i, tag, end)
+                    return end
                 if at == DEAD:
                     break
                 e = ends(s, p, limit)
-        if j < 0:
-            n = len(s)
-            j = i
-            kind = VIABLE
-            while j < n:
-                kind = classify(tag + s[i : j + 1])[0]
-                if kind != VIABLE:
-                    break
-                j += 1
+        n = len(s)
+        j = i
+        kind = VIABLE
+        while j < n:
+            kind = classify(tag + s[i : j + 1])[0]
+            if kind != VIABLE:
+                break
+            j += 1
         end = (j, kind)
         self._last_end = (s, i, tag, end)
         return end

@@ -154,7 +154,7 @@ class TagModel(ModelBase):
     def _take_tag(self, ch: str) -> str:
         cls = self._cls
         hit = cls[1] if (cls is not None and self._cls_version == self._tag_version and self._cls_ch == ch) else None
-        self.enter_target = getattr(hit.entry.data, "enter", None) if hit is not None else None
+        self.enter_target = hit.entry.enter if hit is not None else None
         tag = self.tag + ch
         self.tag = ""
         self._tag_version += 1
