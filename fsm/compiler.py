@@ -469,6 +469,10 @@ class CompiledRunner:
                             continue
                         if i >= n:
                             break
+                    if ctx.run_stopped:
+                        ctx.run_stopped = False
+                        stopped = True
+                        continue  # (the run asks for s[i] to be stepped)
                     if ctx.state != state:
                         continue  # (in another state now: its own state run, if it has one)
                 if rule is not None:

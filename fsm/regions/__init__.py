@@ -118,6 +118,9 @@ class ModelBase:
         # runner control
         self.redo = False
         self.pushback = ""
+        #: Set by a state run that stopped at a character the runner is to step at once
+        #: (the compiled runner would otherwise scan from it first, and stop there).
+        self.run_stopped = False
 
     # ------------------------------------------------------------------ output
     def flush(self) -> None:

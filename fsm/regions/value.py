@@ -329,6 +329,7 @@ class ValueModel(BlockModel):
                 return j  # held to the chunk's end, or a marker: stepped
         self.reopen_value(s[j])
         self.state = "in_param"
+        self.run_stopped = True  # (the tag that was refused: stepped, not scanned first)
         return j
 
     def reopen_value(self, ch: str) -> None:
