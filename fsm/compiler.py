@@ -115,10 +115,11 @@ class CompiledMachine:
     #: state → its first loop, where that loop has a run form and the state has no state
     #: run and no bulk rule (nothing the runner would try before the loop).
     direct_loops: dict[str, "GuardedLoop"] = field(default_factory=dict)
-    #: state → trigger → (actions, dest) where the trigger's rows are one unguarded row
-    #: (a start character into ``maybe_tag``, a newline in a position, ...): the runner
-    #: fires it without a step.
-    simple: dict[str, dict[str, tuple[tuple[Callable[[Context, str], None], ...], str]]] = field(default_factory=dict)
+    #: state → trigger → (actions, dest, dest's direct loop) where the trigger's rows are
+    #: one unguarded row (a start character into ``maybe_tag``, a newline in a position,
+    #: ...): the runner fires it without a step.
+    simple: dict[str, dict[str, tuple[tuple[Callable[[Context, str], None], ...], str, "GuardedLoop | None"]]] = \
+        field(default_factory=dict)
     #: state → (its state run, its bulk rule), either None: what the runner tries before
     #: stepping a character, in one lookup.
     plans: dict[str, tuple[Callable[[Context, str, int], int] | None, BulkRule | None]] = field(default_factory=dict)
@@ -205,7 +206,7 @@ def compile_machine(composed: Machine) -> CompiledMachine:
                            state_runs=state_runs, row_origin=row_origin, direct_loops=direct_loops, steps=steps,
                            steps_rest={**steps, **steps_rest},
                            plans={s: (state_runs.get(s), bulk.get(s)) for s in frozen},
-                           simple={s: {t: (rows[0][1], rows[0][2]) for t, rows in by.items()
+                           simple={s: {t: (rows[0][1], rows[0][2], direct_loops.get(rows[0][2])) for t, rows in by.items()
                                        if len(rows) == 1 and not rows[0][0] and (s, t) not in hit_rows}
                                    for s, by in frozen.items()})
 
@@ -434,17 +435,14 @@ class CompiledRunner:
 
     def _run(self, s: str, base: int, i: int = 0, stopped: bool = False) -> None:
         """Consume ``s[i:]``. ``stopped``: a scan already stopped at ``i``, so step it."""
+        # (Only what most iterations read is a local: fed one character at a time, this
+        # runs once per character, and each local costs as much as one use.)
         ctx = self.ctx
-        plans = self.c.plans
-        first_loops = self.c.first_loops
-        class_of = self.c.class_of
-        simple = self.c.simple
-        steps_rest = self.c.steps_rest
+        c = self.c
+        plans = c.plans
+        first_loops = c.first_loops
+        class_of = c.class_of
         step = self._step
-        # States whose first loop has a run form and nothing else to try first (no state
-        # run, no bulk rule): a step into one (a start character into ``maybe_tag``)
-        # goes on with the loop's run at the next character, without the loop's top.
-        direct = self.c.direct_loops
         # (``ctx.over_limit()``, read inline on the hot path: a block not spilled that
         # holds more than the limit)
         limit = ctx.cfg.max_block_chars
@@ -506,7 +504,7 @@ class CompiledRunner:
             loop = first_loops.get(state)
             if loop is None:
                 trigger = class_of.get(ch, OTHER)
-                one = simple[state].get(trigger)
+                one = c.simple[state].get(trigger)
                 if one is None:
                     step(trigger, ch)
                 else:
@@ -514,7 +512,10 @@ class CompiledRunner:
                     for a in one[0]:
                         a(ctx, ch)
                     ctx.state = one[1]
-                loop = direct.get(ctx.state)
+                    # Into a state whose first loop has a run form and nothing else to try
+                    # first (no state run, no bulk rule: a start character into
+                    # ``maybe_tag``), that loop's run goes on at the next character.
+                    loop = one[2]
                 if loop is not None:
                     b = ctx.block
                     if ctx.redo or ctx.pushback or i + 1 >= n or (b is not None and not b.spilled and b.raw_len > limit):
@@ -546,7 +547,7 @@ class CompiledRunner:
                 # first row has no guard left (its hit guard is the key, ``_hit_index``),
                 # that row fires, as ``_step`` would, without its call.
                 trigger = class_of.get(ch, OTHER)
-                got = steps_rest[ctx.state][trigger]
+                got = c.steps_rest[ctx.state][trigger]
                 if isinstance(got, tuple):
                     step(trigger, ch, True)
                 else:
