@@ -202,6 +202,7 @@ class Matcher:
         if last[0] is s and last[1] == i and last[2] == tag:
             return last[3]  # (asked again at once: a state run looked ahead, then the steps)
         classify = self.classify
+        known = self._memo.get  # (a memo hit without the call to ``classify``)
         ends = self._search_ends
         if ends is not None:
             # A complete marker ends with one of ``end_chars``: the prefixes that do are
@@ -215,7 +216,8 @@ class Matcher:
             e = ends(s, i, limit)
             while e is not None:
                 p = e.end()
-                at = classify(tag + s[i:p])[0]
+                t = tag + s[i:p]
+                at = (known(t) or classify(t))[0]
                 if at == COMPLETE:
                     end = (p - 1, COMPLETE)
                     self._last_end = (s, i, tag, end)
@@ -227,7 +229,8 @@ class Matcher:
         j = i
         kind = VIABLE
         while j < n:
-            kind = classify(tag + s[i : j + 1])[0]
+            t = tag + s[i : j + 1]
+            kind = (known(t) or classify(t))[0]
             if kind != VIABLE:
                 break
             j += 1
