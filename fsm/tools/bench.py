@@ -637,7 +637,12 @@ def run_growth(cfg: Config, results: list[WorkloadResult], log: Callable[[str], 
 
 # ---------------------------------------------------------------- hostile inputs
 #: Floors for hostile input (issue 12, item 5): MB/s fed whole, and fed one character
-#: per feed() (the worst chunking there is); judged in empty calls like every throughput target.
+#: per feed() (the worst chunking there is). Judged in MB/s on the machine measured, as
+#: issue 12 states them ("on your machine"); the cost in empty calls stands beside each,
+#: for other machines. (Issue 13's targets are judged in empty calls at the reference
+#: machine's call, ``REFERENCE_CALL_NS``: that figure came from a run that measured the
+#: empty call at 46 ns on a VM whose prose throughput matched this one's at 20–21 ns, so
+#: converted with it 2 MB/s asks for about 4.4 MB/s here.)
 HOSTILE_WHOLE_MB_S = 2.0
 HOSTILE_CHAR_MB_S = 0.2
 HOSTILE_MODES = ("whole", "1-char")
@@ -729,7 +734,7 @@ def hostile_targets(hostile: dict[str, Any]) -> list[Target]:
     for row in hostile["rows"]:
         for mode, floor in (("whole", HOSTILE_WHOLE_MB_S), ("1-char", HOSTILE_CHAR_MB_S)):
             m = row["modes"][mode]
-            out.append(throughput(f"hostile {row['name']}, {mode}: throughput", m["mb_s"], m["wall_mb_s"], floor,
+            out.append(floor_mb_s(f"hostile {row['name']}, {mode}: throughput", m["mb_s"], m["wall_mb_s"], floor,
                                   m["call_ns"], note=f"{m['of_prose']:.0%} of prose {mode}"))
             out.append(Target(f"hostile {row['name']}, {mode}: growth exponent of time", m["exponent"], GROWTH_LIMIT, "", False))
     return out
@@ -771,7 +776,7 @@ class Target:
     calls: float | None = None  # empty calls per `per`, same run
     limit_calls: float | None = None
     per: str = ""  # "character" or "feed"
-    judged_by: str = "value"  # "empty calls", "share of the ceiling", "value"
+    judged_by: str = "value"  # "empty calls", "MB/s", "share of the ceiling", "value"
     call_ns: float | None = None  # the empty call the calls are counted in
 
     @property
@@ -812,6 +817,17 @@ def throughput(name: str, mb_s: float, wall_mb_s: float, limit_mb_s: float, call
     calls = _calls(mb_s, call_ns, chars_per)
     return Target(name, calls, limit_calls, f"empty calls per {per}", False, note, mb_s, wall_mb_s, limit_mb_s,
                   calls, limit_calls, per, "empty calls", call_ns)
+
+
+def floor_mb_s(name: str, mb_s: float, wall_mb_s: float, limit_mb_s: float, call_ns: float, *,
+               note: str = "") -> Target:
+    """A throughput floor judged in MB/s on the machine measured (issue 12's hostile
+    floors), with its cost in empty calls per character and the limit in calls at the
+    reference machine's call beside it."""
+    calls = _calls(mb_s, call_ns, 1.0)
+    limit_calls = _calls(limit_mb_s, REFERENCE_CALL_NS, 1.0)
+    return Target(name, mb_s, limit_mb_s, "MB/s", True, note, mb_s, wall_mb_s, limit_mb_s, calls, limit_calls,
+                  "character", "MB/s", call_ns)
 
 
 #: Issue 13's targets: (pure Python, compiled) for each row of its table.
@@ -911,6 +927,12 @@ def _target_parts(t: Target) -> tuple[str, str, str]:
         mb = "PASS" if t.passed_mb_s else "FAIL"
         return (f"{_fmt(t.value)} empty calls per {t.per}", f"{op} {_fmt(t.limit) if t.limit != round(t.limit) else f'{t.limit:g}'}",
                 f"{t.mb_s:.2f} MB/s ≥ {t.limit_mb_s:g} MB/s: {mb} by MB/s; wall {t.wall_mb_s or math.nan:.2f} MB/s")
+    if t.judged_by == "MB/s":
+        assert t.calls is not None and t.limit_calls is not None
+        calls = "PASS" if t.calls <= t.limit_calls else "FAIL"
+        return (f"{t.value:.2f} MB/s", f"{op} {t.limit:g} MB/s",
+                f"{_fmt(t.calls)} empty calls per {t.per} ≤ {_fmt(t.limit_calls)} at the reference call: {calls} by "
+                f"empty calls; wall {t.wall_mb_s or math.nan:.2f} MB/s")
     if t.judged_by == "share of the ceiling":
         assert t.mb_s is not None and t.limit_mb_s is not None and t.calls is not None and t.limit_calls is not None
         return (_plain(t, t.value), f"{op} {_plain(t, t.limit)}",
