@@ -640,9 +640,9 @@ def run_growth(cfg: Config, results: list[WorkloadResult], log: Callable[[str], 
 #: per feed() (the worst chunking there is). Judged in MB/s on the machine measured, as
 #: issue 12 states them ("on your machine"); the cost in empty calls stands beside each,
 #: for other machines. (Issue 13's targets are judged in empty calls at the reference
-#: machine's call, ``REFERENCE_CALL_NS``: that figure came from a run that measured the
-#: empty call at 46 ns on a VM whose prose throughput matched this one's at 20–21 ns, so
-#: converted with it 2 MB/s asks for about 4.4 MB/s here.)
+#: machine's call, ``REFERENCE_CALL_NS``: README recorded 46 ns at 60cd0f3, whose own
+#: bench, run again on today's VM, reads 24 ns and a prose throughput only 15% above what
+#: it recorded then, so converted with it 2 MB/s asks for about 4.4 MB/s here.)
 HOSTILE_WHOLE_MB_S = 2.0
 HOSTILE_CHAR_MB_S = 0.2
 HOSTILE_MODES = ("whole", "1-char")
