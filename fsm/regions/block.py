@@ -280,7 +280,8 @@ class BlockModel(TagModel):
         assert b is not None
         if not call.name:
             b.malformed_reason = b.malformed_reason or "a call without a name"
-        self.start_call(call)
+        if not call.started:
+            self.start_call(call)
         if call.json_args:
             text = call.args_text.join() if call.args_text is not None else ""
             call.args_text = None
@@ -305,8 +306,10 @@ class BlockModel(TagModel):
             self._delta(call, dumps(inner))
             self._check_types(call)
         else:
-            self.flush_deferred(call)
-            self.flush_arrays(call)
+            if call.deferred is not None:
+                self.flush_deferred(call)
+            if call.arrays is not None:
+                self.flush_arrays(call)
             self._delta(call, "}" if call.opened_json else "{}")
         call.raw_end = b.raw_len
         b.call = None
@@ -477,7 +480,8 @@ class BlockModel(TagModel):
             cut = len(raw.rstrip(" \t\r\n"))
             raw, tail = raw[:cut], raw[cut:]
         for c in b.calls:
-            self.start_call(c)  # (calls held back until the block's close: see start_call)
+            if not c.started:
+                self.start_call(c)  # (calls held back until the block's close: see start_call)
         if b.tolerance:
             self._emit(Diagnostic(b.tolerance, f"a {b.dialect_name} call written without its block's opening "
                                   + ("marker" if b.closed else "and closing markers") + "; the block is assumed", b.start))
