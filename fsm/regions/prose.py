@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 
 from callsieve.native import mypyc_attr, trait
-from callsieve.grammar.states import ALL, EOF_TRIGGER, START, Region, StateDecl, but, on
+from callsieve.grammar.states import ALL, CLASSES, EOF_TRIGGER, START, Region, StateDecl, but, on
 from callsieve.regions import LINE_TAIL, ModelBase
 
 #: The head of the current line, before a run: indentation and list-item markers
@@ -67,6 +67,8 @@ _TAIL_BLANKS = re.compile(r"[ \t\r]*")
 #: A fence character at the start of a later line, after blanks only.
 _CLOSE_AT = {c: re.compile(r"\n([ \t]*)" + re.escape(c)) for c in "`~"}
 _NEVER = re.compile(r"(?!)")
+#: The states ``prose_run`` reads in (it stops in any other).
+_PROSE_RUN_STATES = frozenset({"text", "tick_run", "fence_info", "fence_line", "in_fence", "fence_run", "fence_tail"})
 #: A list item's first line: indentation, marker, the spaces before its content.
 LIST_ITEM = re.compile(r"([ \t]*)([-+*]|[0-9]{1,9}[.)])([ \t]+|\Z)")
 assert LINE_TAIL >= 64
@@ -187,6 +189,21 @@ def _escaped(before: str) -> bool:
     return n % 2 == 1
 
 
+def _text_stops(model: ModelBase) -> tuple["re.Pattern[str]", str]:
+    """The characters ``text`` does not read as ``text_char`` at once: backticks and
+    tildes, and its start characters (``START``: each start character's whole class
+    goes to ``maybe_tag``), as a pattern, and the start characters alone."""
+    starts = "".join(m.start_chars for m in [model.cfg.matchers.get("text")] if m is not None)
+    starts += "".join(m.start_chars for m in model.cfg.scoped.get("text", {}).values())
+    chars = set(starts)
+    for c in starts:
+        for cls in CLASSES.values():
+            if c in cls:
+                chars.update(cls)
+    start = "".join(sorted(chars))
+    return re.compile("[" + re.escape("`~" + start) + "]"), start
+
+
 def _columns(s: str) -> int:
     """Width of a line head, tabs to the next multiple of four (CommonMark)."""
     col = 0
@@ -263,7 +280,12 @@ class ProseModel(ModelBase):
         """The container column a fence opening here would have, or None: only list
         markers (the fence starts an item: its content column) or indentation within
         three columns of the enclosing list item's content (or of the margin)."""
-        m = LINE_HEAD.match(self._line())
+        return self._column_of(self._line())
+
+    def _column_of(self, line: str) -> int | None:
+        """``_fence_column`` of the current line so far, ``line`` (``_line()``; the
+        text before it in the window: the lines before are read there)."""
+        m = LINE_HEAD.match(line)
         if m is None:
             return None
         markers = m.group("markers")
@@ -430,8 +452,8 @@ class ProseModel(ModelBase):
 
     # state runs (issue 12, item 5: backtick-dense prose stepped every character)
     def run_more_run(self, s: str, i: int) -> int:
-        """The state run of ``tick_run``, ``span_run`` and ``fence_run``: the rest of
-        the run of ``run_char`` (``same_run_char`` → ``run_more`` on each, a self-loop)."""
+        """The state run of ``span_run``: the rest of the run of ``run_char``
+        (``same_run_char`` → ``run_more`` on each, a self-loop)."""
         m = _RUN_OF[self.run_char].match(s, i) if self.run_char in _RUN_OF else None
         if m is None:
             return i
@@ -440,105 +462,244 @@ class ProseModel(ModelBase):
         self._text(s[i:j])
         return j
 
-    def tick_run_run(self, s: str, i: int) -> int:
-        """The state run of ``tick_run``: the rest of the run, then, when the character
-        after it is in the chunk, the way out ``tick_run``'s rows take (a fence opens,
-        a literal run, a code span opens, or plain text), that character read again in
-        the state they lead to."""
-        j = self.run_more_run(s, i)
-        if j < len(s):
-            ch = s[j]
-            if self.run_opens_fence(ch):
-                self.open_fence(ch)
-                self.state = "fence_info"
-            elif self.run_is_literal(ch):
-                self.state = "text"
-            elif self.run_opens_span(ch):
-                self.open_span(ch)
-                self.state = "in_code_span"
-            else:
-                self.state = "text"
-        return j
+    def prose_run(self, s: str, i: int) -> int:
+        """The state run of ``tick_run`` and of every fence state (``fence_info``,
+        ``in_fence``, ``fence_line``, ``fence_run``, ``fence_tail``): it reads on from
+        state to state as their rows would, through a fence's opening run, its info
+        string, its lines (the text up to a line that may close it, or end its list
+        item), its closing line, and the prose after it up to the next backtick or
+        tilde run, which it reads too. A fence after a fence is one call, not one per
+        state (issue 12: the hostile "fences" input changed state every few characters,
+        and the runner asked a state run again at each change).
 
-    def fence_close_run(self, s: str, i: int) -> int:
-        """The state run of ``fence_run``: the rest of the run, then what its rows and
-        ``fence_tail``'s do with the line's rest when the chunk shows it: a run as long
-        as the fence's, blanks and a line end, closes it (back to ``text`` after the
-        line end); anything else on the line sends it back to ``in_fence``."""
-        j = self.run_more_run(s, i)
+        It stops, leaving the machine in the state the steps would, where its states
+        hand over: at the chunk's end, at a start character in prose (``maybe_tag``), in
+        inline code (``in_code_span``: a span's rows read the lines of its paragraph).
+        Every character it reads is text: what it takes, ``s[a:p]``, goes to the
+        buffer in one piece, before any guard reads the window and when it stops.
+
+        The current line, which the guards read (``_line()``), is cut from ``s`` when
+        it began at or after ``i`` (within LINE_TAIL: what ``_line()`` would return);
+        else the text so far goes to the buffer and ``_line()`` is asked.
+
+        The states are taken in the order a fence goes through them, each falling
+        into the next (a state seen later in the loop is reached by going round):
+        most fences pass through the loop once or twice."""
         n = len(s)
-        if j >= n:
-            return j
-        if not self.run_closes_fence(s[j]):
-            self.state = "in_fence"
-            return j
-        tail = _TAIL_BLANKS.match(s, j)
-        t = tail.end() if tail is not None else j
-        if t >= n:
-            return j  # (the chunk ends in the blanks: stepped)
-        if s[t] == "\n":
-            self._text(s[j : t + 1])
-            self.state = "text"
-            return t + 1
-        if t > j:
-            self._text(s[j:t])
-        self.state = "in_fence"
-        return t
+        p = i
+        a = i  # s[a:p]: read, not yet in the buffer
+        st = self.state
+        while p < n:
+            if st == "fence_run":
+                # (a chunk ended in a closing run) run_more; then run_closes_fence →
+                # fence_tail, else in_fence: the character after it is read again there
+                m = _RUN_OF[self.run_char].match(s, p) if self.run_char in _RUN_OF else None
+                if m is not None:
+                    self.run_len += m.end() - p
+                    p = m.end()
+                    if p >= n:
+                        break
+                st = self.state = "fence_tail" if self.run_len >= self.fence_len else "in_fence"
+            if st == "fence_tail":
+                # blanks; a line end closes the fence (text), anything else goes back in
+                m = _TAIL_BLANKS.match(s, p)
+                if m is not None:
+                    p = m.end()
+                    if p >= n:
+                        break
+                if s[p] == "\n":
+                    p += 1
+                    st = self.state = "text"
+                    if p >= n:
+                        break
+                else:
+                    st = self.state = "in_fence"
+            if st == "text":
+                # text_char up to a backtick, a tilde or a start character
+                stops = self._text_stops
+                if stops is None:
+                    stops = self._text_stops = _text_stops(self)
+                m = stops[0].search(s, p)
+                if m is None:
+                    p = n
+                    break
+                p = m.start()
+                ch = s[p]
+                if ch in stops[1]:
+                    break  # (a start character: maybe_tag, the runner's)
+                q = s.rfind("\n", i, p)
+                if q >= 0 and p - q <= LINE_TAIL:
+                    line = s[q:p]
+                else:
+                    if p > a:
+                        self._text(s[a:p])
+                        a = p
+                    line = self._line()
+                if line == "\n":
+                    col: int | None = 0  # (what _column_of says of a line start, at once)
+                else:
+                    if p > a:
+                        self._text(s[a:p])  # (the lines before are read in the window)
+                        a = p
+                    col = self._column_of(line)
+                if col is None and ch == "~":
+                    p += 1  # (at_line_start fails: text_char)
+                    continue
+                # run_begin, in prose
+                self.run_at_line_start = col is not None
+                self.run_container = col or 0
+                self.run_literal = col is None and _lead_columns(line) >= 4 and _indented_code(self.recent_text())
+                self.run_char = ch
+                self.run_len = 0 if line[-1:] == "\\" and _escaped(line) else 1
+                p += 1
+                st = self.state = "tick_run"
+                if p >= n:
+                    break
+            if st == "tick_run":
+                # run_more, then tick_run's rows for the character after the run, which
+                # is read again where they lead
+                c = self.run_char
+                m = _RUN_OF[c].match(s, p) if c in _RUN_OF else None
+                if m is not None:
+                    self.run_len += m.end() - p
+                    p = m.end()
+                    if p >= n:
+                        break
+                if self.run_at_line_start and self.run_len >= 3:
+                    # open_fence (from tick_run: no span to keep)
+                    self.fence_over_span = 0
+                    self.fence_char = c
+                    self.fence_len = self.run_len
+                    self.fence_container = self.run_container
+                    st = self.state = "fence_info"
+                elif self.run_literal:
+                    st = self.state = "text"
+                    continue
+                elif c == "`" and self.run_len > 0:
+                    self.span_len = self.run_len  # open_span
+                    self.span_lines = 0
+                    st = self.state = "in_code_span"
+                    break
+                else:
+                    st = self.state = "text"
+                    continue
+            if st == "fence_info":
+                # text_char through the line end (fence_in_item → fence_line, else
+                # in_fence); a backtick in a backtick fence's info string is stepped
+                # (no fence after all)
+                k = s.find("\n", p)
+                if self.fence_char == "`":
+                    t = s.find("`", p, k if k >= 0 else n)
+                    if t >= 0:
+                        p = t
+                        break
+                if k < 0:
+                    p = n
+                    break
+                p = k + 1
+                st = self.state = "fence_line" if self.fence_container > 0 else "in_fence"
+                if p >= n:
+                    break
+            if st == "fence_line":
+                # blanks and line ends, then at the first other character: fence_outdented
+                # → text, else in_fence (read again there)
+                m = _LINE_BLANKS.match(s, p)
+                if m is not None:
+                    p = m.end()
+                    if p >= n:
+                        break
+                q = s.rfind("\n", i, p)
+                if q >= 0 and p - q <= LINE_TAIL:
+                    line = s[q:p]
+                else:
+                    if p > a:
+                        self._text(s[a:p])
+                        a = p
+                    line = self._line()
+                h = BLANK_HEAD.match(line)
+                if h is not None and _columns(h.group(1)) < self.fence_container:
+                    st = self.state = "text"
+                    continue
+                st = self.state = "in_fence"
+            if st == "in_fence":
+                # text_char up to where a run may close the fence, or (in a list item)
+                # the line's end, where fence_in_item → fence_line
+                q = s.rfind("\n", i, p)
+                if q >= 0 and p - q <= LINE_TAIL:
+                    line = s[q:p]
+                else:
+                    if p > a:
+                        self._text(s[a:p])
+                        a = p
+                    line = self._line()
+                stop = n
+                if self.fence_container > 0:
+                    k = s.find("\n", p)
+                    if k >= 0:
+                        stop = k
+                p = self._fence_end(s, p, stop, line)
+                if p >= n:
+                    break
+                if p == stop:
+                    p += 1
+                    st = self.state = "fence_line"
+                    continue
+                # fence_may_close → run_begin (in a fence: a run may only close it),
+                # run_more through the run; run_closes_fence → fence_tail: blanks, then
+                # a line end closes the fence. Elsewhere, back to in_fence.
+                c = s[p]
+                self.run_at_line_start = False
+                self.run_container = 0
+                self.run_literal = False
+                self.run_char = c
+                m = _RUN_OF[c].match(s, p)
+                r = m.end() if m is not None else p + 1
+                self.run_len = r - p
+                p = r
+                if p >= n:
+                    st = self.state = "fence_run"
+                    break
+                if self.run_len < self.fence_len:
+                    st = self.state = "in_fence"
+                    continue
+                m = _TAIL_BLANKS.match(s, p)
+                if m is not None:
+                    p = m.end()
+                if p >= n:
+                    st = self.state = "fence_tail"
+                    break
+                if s[p] == "\n":
+                    p += 1
+                    st = self.state = "text"
+                else:
+                    st = self.state = "in_fence"
+                continue
+            if st not in _PROSE_RUN_STATES:
+                break
+        if p > a:
+            self._text(s[a:p])
+        return p
 
-    def fence_info_run(self, s: str, i: int) -> int:
-        """The state run of ``fence_info``: the info string, and its line end, after
-        which the fence's content begins (``fence_line`` in a list item); a backtick
-        in a backtick fence's info string is stepped (no fence after all)."""
-        n = len(s)
-        k = s.find("\n", i)
-        if self.fence_char == "`":
-            t = s.find("`", i, k if k >= 0 else n)
-            if t >= 0:
-                if t > i:
-                    self._text(s[i:t])
-                return t
-        if k < 0:
-            if n > i:
-                self._text(s[i:])
-            return n
-        self._text(s[i : k + 1])
-        self.state = "fence_line" if self.fence_container > 0 else "in_fence"
-        return k + 1
+    #: (the pattern of the characters prose stops at, its start characters): see
+    #: ``_text_stops``; None until first asked (optional, as ``_fc_asked``)
+    _text_stops: tuple["re.Pattern[str]", str] | None = None
 
-    def fence_line_run(self, s: str, i: int) -> int:
-        """The state run of ``fence_line``: its blanks and line ends, then, at the first
-        other character, whether the line starts left of the item (``fence_outdented``:
-        the fence ends, back to ``text``) or the fence goes on."""
-        m = _LINE_BLANKS.match(s, i)
-        j = m.end() if m is not None else i
-        if j > i:
-            self._text(s[i:j])
-        if j < len(s):
-            self.state = "text" if self.fence_outdented(s[j]) else "in_fence"
-        return j
-
-    def fence_run_text(self, s: str, i: int) -> int:
-        """The state run of ``in_fence``: text up to the first character that could
-        leave it (``fence_may_close``: the fence's character where the line so far is
-        blank and indented within three columns of its container; with a container, a
-        line end, ``fence_in_item``). Every character before it is ``text_char``.
+    def _fence_end(self, s: str, i: int, stop: int, line: str) -> int:
+        """In ``in_fence`` at ``s[i]``, on a line that reads ``line`` so far: the first
+        character that could leave it (``fence_may_close``: the fence's character where
+        the line so far is blank and indented within three columns of its container),
+        or ``stop``. Every character before it is ``text_char``.
 
         A run there that cannot close the fence is read through too: shorter than the
         fence's, or followed by blanks and then anything but a line end, the steps
         (``fence_run``, ``fence_tail``) only send its characters back to ``in_fence``
         as text. Only a run that may close it (or whose end the chunk cuts) stops it."""
-        n = len(s)
-        stop = n
-        if self.fence_container > 0:
-            k = s.find("\n", i)
-            if k >= 0:
-                stop = k
         c = self.fence_char
         lo, hi = self.fence_container, self.fence_container + 3
         j = stop
         # On the current line: its head so far is blank, then blanks, then ``c``.
         first_nl = s.find("\n", i, stop)
-        head = BLANK_HEAD.match(self._line())
+        head = BLANK_HEAD.match(line)
         if head is not None:
             blanks = _BLANKS.match(s, i)  # (always matches: possibly empty)
             b = blanks.end() if blanks is not None else i
@@ -561,8 +722,6 @@ class ProseModel(ModelBase):
                         j = p
                         break
                     k = past
-        if j > i:
-            self._text(s[i:j])
         return j
 
     def _past_close(self, s: str, p: int) -> int:
@@ -650,6 +809,6 @@ RULES = (
 )
 
 REGION = Region("prose", STATES, RULES, ProseModel, state_runs=(
-    ("tick_run", "tick_run_run"), ("span_run", "run_more_run"), ("fence_run", "fence_close_run"),
-    ("in_fence", "fence_run_text"), ("fence_info", "fence_info_run"), ("fence_line", "fence_line_run"),
+    ("tick_run", "prose_run"), ("span_run", "run_more_run"), ("fence_run", "prose_run"), ("in_fence", "prose_run"),
+    ("fence_info", "prose_run"), ("fence_line", "prose_run"), ("fence_tail", "prose_run"),
 ))
