@@ -61,8 +61,26 @@ def fence_section(draw: st.DrawFn) -> list[str]:
 
 
 @st.composite
+def list_section(draw: st.DrawFn) -> list[str]:
+    """Lines that decide which list item an indented run belongs to (``_container``):
+    paragraph text or not, an item (empty, numbered past 1, a setext underline's
+    look-alike), a blank line or not, then a run under it, indented or not, and a line
+    in the fence it may open."""
+    lines = draw(st.lists(st.sampled_from(["para", "para", "", "- a", "1. a", "# h", "```", "    code"]), max_size=2))
+    lines.append(draw(st.sampled_from(["", "", "  ", " ", "\t", "    "])) + draw(st.sampled_from(
+        ["- ", "-", "2. ", "1.", "* b", "- a", "10) x", "---", "  - b"])))
+    if draw(st.booleans()):
+        lines.append("")
+    for _ in range(draw(st.integers(1, 2))):
+        lines.append(draw(st.sampled_from(["  ", "   ", " ", *INDENTS])) + draw(st.sampled_from(["", "", "- "]))
+                     + draw(st.sampled_from(["```", "~~~", "````", "``", "`"])) + draw(st.sampled_from(["", "x", "x`"])))
+    lines += draw(st.sampled_from([[], ["x"], ["  x", CALL], [CALL]]))
+    return lines
+
+
+@st.composite
 def prose_document(draw: st.DrawFn) -> str:
-    blocks = draw(st.lists(st.one_of(fence_section(), st.lists(prose_line(), min_size=1, max_size=3),
+    blocks = draw(st.lists(st.one_of(fence_section(), list_section(), st.lists(prose_line(), min_size=1, max_size=3),
                                      st.sampled_from([[""], [CALL]])), min_size=1, max_size=10))
     doc = "\n".join(line for block in blocks for line in block)
     return doc + draw(st.sampled_from(["", "\n", "\n\n"]))
@@ -125,3 +143,20 @@ def test_prose_runs_read_documents_of_fences_as_stepping_does(data: st.DataObjec
     doc = data.draw(prose_document())
     dialects = data.draw(st.sampled_from([["qwen3_coder"], None]))
     _agree(doc, _parts(data.draw, doc), dialects)
+
+
+#: Lines that decide which list item a line belongs to, or leave it open.
+LIST_LINES = ["para", "", "   ", "- ", "-", "- a", "* b", "2. a", "1.", "10) x", "  - b", "    - c", "\t- d", "```",
+              "~~~", "    code", "# h", "> q", "---", "***", "===", "\tx", "  x", " 1) y"]
+
+
+@given(st.lists(st.sampled_from(LIST_LINES), max_size=6), st.integers(0, 9), st.booleans())
+def test_the_list_item_read_from_the_last_two_lines_is_the_one_the_window_holds(
+        lines: list[str], width: int, first: bool) -> None:
+    """``prose_run`` reads a run's list item (``_container``) from the two lines above it
+    in the chunk when they decide it: then it is the answer all the lines give."""
+    from callsieve.regions.prose import _container, _container_near
+
+    window = ("\n" if first else "") + "\n".join(lines)
+    near = _container_near(window, 0, len(window), width)
+    assert near == -1 or near == _container(window, width)

@@ -74,12 +74,15 @@ LIST_ITEM = re.compile(r"([ \t]*)([-+*]|[0-9]{1,9}[.)])([ \t]+|\Z)")
 assert LINE_TAIL >= 64
 
 
-def _container(before: str, width: int) -> int:
+def _container(before: str, width: int, near: bool = False) -> int:
     """The content column of the innermost list item a line indented ``width`` columns
     belongs to, read from the lines ``before`` it (the recent visible text, oldest
     first), or 0. An item is open while no later line after a blank one starts left of
     its content (a line right after paragraph text is a lazy continuation: it does not
-    close the item); a line in a deeper item belongs to it only if indented that far."""
+    close the item); a line in a deeper item belongs to it only if indented that far.
+
+    ``near``: ``before`` is only the last lines of the window (``_container_near``):
+    -1 where the answer would depend on a line above them."""
     # The lines after the window's first newline, read from the last one back and split
     # off one at a time: most answers need the last line or two, not the whole window.
     end = len(before)
@@ -91,6 +94,8 @@ def _container(before: str, width: int) -> int:
             line = _line_before(before, end)
             continue
         prev = _line_before(before, end)  # the line above (None: the window's first)
+        if prev is None and near:
+            return -1
         m = LIST_ITEM.match(line)
         lead = _columns(line[: len(line) - len(line.lstrip(" \t"))])
         if m is not None and SETEXT.match(line) and prev is not None and prev.strip() and not _empty_item(prev):
@@ -109,7 +114,37 @@ def _container(before: str, width: int) -> int:
         if least == 0:
             return 0
         line = prev
-    return 0
+    return -1 if near else 0
+
+
+#: ``_container`` answers that a line and the one above it decide, by (those two
+#: lines, width): list items repeat (bounded: cleared when full).
+_NEAR: dict[tuple[str, int], int] = {}
+_NEAR_LIMIT = 1024
+#: ``ProseModel._column_of``: the lines near the run do not tell, ask the window.
+_ASK = -2
+#: Pairs of lines longer than this are not kept.
+_NEAR_CHARS = 256
+
+
+def _container_near(s: str, lo: int, end: int, width: int) -> int:
+    """``_container`` of the text before ``s[end]`` (a line's newline), where the last
+    two lines before it, each after a newline at or past ``lo``, decide it; else -1.
+    ``s[lo:end]`` must be the window's end: lines there are the window's lines."""
+    k = s.rfind("\n", lo, end)
+    if k < 0:
+        return -1
+    k = s.rfind("\n", lo, k)
+    if k < 0 or end - k > _NEAR_CHARS:
+        return -1
+    key = (s[k:end], width)
+    c = _NEAR.get(key)
+    if c is None:
+        c = _container(key[0], width, True)
+        if len(_NEAR) >= _NEAR_LIMIT:
+            _NEAR.clear()
+        _NEAR[key] = c
+    return c
 
 
 def _line_before(text: str, end: int) -> str | None:
@@ -206,6 +241,8 @@ def _text_stops(model: ModelBase) -> tuple["re.Pattern[str]", str]:
 
 def _columns(s: str) -> int:
     """Width of a line head, tabs to the next multiple of four (CommonMark)."""
+    if "\t" not in s:
+        return len(s)
     col = 0
     for c in s:
         col = (col // 4 + 1) * 4 if c == "\t" else col + 1
@@ -282,9 +319,11 @@ class ProseModel(ModelBase):
         three columns of the enclosing list item's content (or of the margin)."""
         return self._column_of(self._line())
 
-    def _column_of(self, line: str) -> int | None:
+    def _column_of(self, line: str, s: str = "", lo: int = 0, end: int = -1) -> int | None:
         """``_fence_column`` of the current line so far, ``line`` (``_line()``; the
-        text before it in the window: the lines before are read there)."""
+        lines before it are read in the window). With ``end`` (the line's newline in
+        ``s``, ``s[lo:end]`` the window's end), they are read there if the last two
+        decide (``_container_near``), else it says ``_ASK``: the window must be asked."""
         m = LINE_HEAD.match(line)
         if m is None:
             return None
@@ -296,13 +335,21 @@ class ProseModel(ModelBase):
             lead = _columns(markers[: len(markers) - len(markers.lstrip(" \t"))])
             if lead <= 3:
                 return width  # (no container is narrower than the margin)
-            tail = self.recent_text()
-            return width if lead <= _container(tail[: tail.rfind("\n")], lead) + 3 else None
+            c = _container_near(s, lo, end, lead) if end >= 0 else self._container_here(lead)
+            if c < 0:
+                return _ASK
+            return width if lead <= c + 3 else None
         if width == 0:
             return 0  # (a line at the margin belongs to no list item: _container says 0)
-        tail = self.recent_text()
-        c = _container(tail[: tail.rfind("\n")], width) if "\n" in tail[:-1] else 0
+        c = _container_near(s, lo, end, width) if end >= 0 else self._container_here(width)
+        if c < 0:
+            return _ASK
         return c if width <= c + 3 else None
+
+    def _container_here(self, width: int) -> int:
+        """``_container`` of the current line (indented ``width``), read in the window."""
+        tail = self.recent_text()
+        return _container(tail[: tail.rfind("\n")], width) if "\n" in tail[:-1] else 0
 
     def same_run_char(self, ch: str) -> bool:
         return ch == self.run_char
@@ -535,20 +582,31 @@ class ProseModel(ModelBase):
                         self._text(s[a:p])
                         a = p
                     line = self._line()
+                    q = -1
                 if line == "\n":
                     col: int | None = 0  # (what _column_of says of a line start, at once)
                 else:
-                    if p > a:
-                        self._text(s[a:p])  # (the lines before are read in the window)
-                        a = p
-                    col = self._column_of(line)
+                    # the lines before, read in s where the two above decide (the window's
+                    # end: LINE_TAIL characters back at most), else in the window
+                    col = self._column_of(line, s, max(i, p - LINE_TAIL), q) if q >= 0 else _ASK
+                    if col == _ASK:
+                        if p > a:
+                            self._text(s[a:p])
+                            a = p
+                        col = self._column_of(line)
                 if col is None and ch == "~":
                     p += 1  # (at_line_start fails: text_char)
                     continue
                 # run_begin, in prose
                 self.run_at_line_start = col is not None
                 self.run_container = col or 0
-                self.run_literal = col is None and _lead_columns(line) >= 4 and _indented_code(self.recent_text())
+                literal = False
+                if col is None and _lead_columns(line) >= 4:
+                    if p > a:
+                        self._text(s[a:p])  # (the lines before are read in the window)
+                        a = p
+                    literal = _indented_code(self.recent_text())
+                self.run_literal = literal
                 self.run_char = ch
                 self.run_len = 0 if line[-1:] == "\\" and _escaped(line) else 1
                 p += 1
