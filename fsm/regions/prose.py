@@ -529,14 +529,143 @@ class ProseModel(ModelBase):
         it began at or after ``i`` (within LINE_TAIL: what ``_line()`` would return);
         else the text so far goes to the buffer and ``_line()`` is asked.
 
+        A run's registers (``run_*``) are read only in the run's own states, which are
+        entered through ``run_begin`` only, which sets them all: a run read whole here
+        (it opens a fence, or closes one, or is text) leaves them as they were; they
+        are set where the chunk ends in the run.
+
         The states are taken in the order a fence goes through them, each falling
-        into the next (a state seen later in the loop is reached by going round):
-        most fences pass through the loop once or twice."""
+        into the next (a state above is reached by going round): a fence is read in
+        one or two rounds."""
         n = len(s)
         p = i
         a = i  # s[a:p]: read, not yet in the buffer
         st = self.state
         while p < n:
+            if st == "in_fence":
+                # text_char up to where a run may close the fence (fence_may_close:
+                # the fence's character, the line blank so far and indented within
+                # three columns of its container), or in a list item up to the line's
+                # end (fence_in_item → fence_line). A run there that cannot close it
+                # (shorter than the fence's, or followed by blanks and then anything
+                # but a line end) is read through: the steps (fence_run, fence_tail)
+                # only send its characters back here as text.
+                c = self.fence_char
+                lo = self.fence_container
+                hi = lo + 3
+                stop = n
+                if lo > 0:
+                    k = s.find("\n", p)
+                    if k >= 0:
+                        stop = k
+                j = stop
+                close = 0  # at j < stop: _past_close's verdict (-1: the chunk ends first)
+                # On the current line: its head so far is blank, then blanks, then c.
+                # (What BLANK_HEAD finds in _line(), told by the last character read
+                # where it is a line end or no blank: most lines, and every character
+                # fed alone, are told without reading the line back.)
+                if p > i:
+                    last = s[p - 1]
+                else:
+                    last = self.text_buf[-1][-1:] if self.text_buf else self.recent[-1][-1:]
+                head: str | None = None
+                if last == "\n":
+                    head = ""
+                elif last == " " or last == "\t" or not last:
+                    q = s.rfind("\n", i, p) if p > i else -1
+                    if q >= 0 and p - q <= LINE_TAIL:
+                        head = s[q + 1 : p]
+                        if head.strip(" \t"):
+                            head = None
+                    else:
+                        if p > a:
+                            self._text(s[a:p])
+                            a = p
+                        h = BLANK_HEAD.match(self._line())
+                        head = h.group(1) if h is not None else None
+                if head is not None:
+                    b = p
+                    if s[b] in " \t":
+                        m = _BLANKS.match(s, p)
+                        b = m.end() if m is not None else p
+                    # (blanks hold no line end: b is on the current line)
+                    if b < stop and s[b] == c and lo <= _columns(head + s[p:b]) <= hi:
+                        close = self._past_close(s, b)
+                        if close < 0:
+                            j = b
+                # On a later line: a newline, blanks, then c.
+                if j == stop:
+                    k = s.find("\n", p, stop)
+                    if k >= 0:
+                        rx = _CLOSE_AT.get(c, _NEVER)
+                        while True:
+                            m = rx.search(s, k, stop)
+                            if m is None:
+                                break
+                            r = m.end() - 1
+                            k = r
+                            if lo <= _columns(m.group(1)) <= hi:
+                                close = self._past_close(s, r)
+                                if close < 0:
+                                    j = r
+                                    break
+                                k = close
+                p = j
+                if p >= n:
+                    break
+                if p == stop:
+                    p += 1
+                    st = self.state = "fence_line"
+                    if p >= n:
+                        break
+                elif close < -1:
+                    # fence_may_close → run_begin, run_more through the run,
+                    # run_closes_fence → fence_tail, blanks, and the line end closes it
+                    p = -close - 1
+                    st = self.state = "text"
+                    if p >= n:
+                        break
+                else:
+                    # the same, up to the chunk's end: in the run, or in its blanks
+                    self.run_at_line_start = False
+                    self.run_container = 0
+                    self.run_literal = False
+                    self.run_char = c
+                    m = _RUN_OF[c].match(s, p)
+                    r = m.end() if m is not None else p + 1
+                    self.run_len = r - p
+                    st = self.state = "fence_run" if r >= n else "fence_tail"
+                    p = n
+                    break
+            if st == "fence_line":
+                # blanks and line ends, then at the first other character: fence_outdented
+                # → text, else in_fence (read again there)
+                m = _LINE_BLANKS.match(s, p)
+                if m is not None:
+                    p = m.end()
+                    if p >= n:
+                        break
+                if p > i:
+                    last = s[p - 1]
+                else:
+                    last = self.text_buf[-1][-1:] if self.text_buf else self.recent[-1][-1:]
+                if last == "\n":
+                    outdented = self.fence_container > 0  # (at the line's start: column 0)
+                else:
+                    q = s.rfind("\n", i, p) if p > i else -1
+                    if q >= 0 and p - q <= LINE_TAIL:
+                        line = s[q:p]
+                    else:
+                        if p > a:
+                            self._text(s[a:p])
+                            a = p
+                        line = self._line()
+                    h = BLANK_HEAD.match(line)
+                    outdented = h is not None and _columns(h.group(1)) < self.fence_container
+                if not outdented:
+                    st = self.state = "in_fence"
+                    continue
+                st = self.state = "text"
             if st == "fence_run":
                 # (a chunk ended in a closing run) run_more; then run_closes_fence →
                 # fence_tail, else in_fence: the character after it is read again there
@@ -546,7 +675,10 @@ class ProseModel(ModelBase):
                     p = m.end()
                     if p >= n:
                         break
-                st = self.state = "fence_tail" if self.run_len >= self.fence_len else "in_fence"
+                if self.run_len < self.fence_len:
+                    st = self.state = "in_fence"
+                    continue
+                st = self.state = "fence_tail"
             if st == "fence_tail":
                 # blanks; a line end closes the fence (text), anything else goes back in
                 m = _TAIL_BLANKS.match(s, p)
@@ -554,13 +686,13 @@ class ProseModel(ModelBase):
                     p = m.end()
                     if p >= n:
                         break
-                if s[p] == "\n":
-                    p += 1
-                    st = self.state = "text"
-                    if p >= n:
-                        break
-                else:
+                if s[p] != "\n":
                     st = self.state = "in_fence"
+                    continue
+                p += 1
+                st = self.state = "text"
+                if p >= n:
+                    break
             if st == "text":
                 # text_char up to a backtick, a tilde or a start character
                 stops = self._text_stops
@@ -574,7 +706,7 @@ class ProseModel(ModelBase):
                 ch = s[p]
                 if ch in stops[1]:
                     break  # (a start character: maybe_tag, the runner's)
-                q = s.rfind("\n", i, p)
+                q = s.rfind("\n", i, p) if p > i else -1
                 if q >= 0 and p - q <= LINE_TAIL:
                     line = s[q:p]
                 else:
@@ -597,25 +729,46 @@ class ProseModel(ModelBase):
                 if col is None and ch == "~":
                     p += 1  # (at_line_start fails: text_char)
                     continue
-                # run_begin, in prose
-                self.run_at_line_start = col is not None
-                self.run_container = col or 0
+                # run_begin, in prose (a backslash before it escapes its first backtick)
                 literal = False
                 if col is None and _lead_columns(line) >= 4:
                     if p > a:
                         self._text(s[a:p])  # (the lines before are read in the window)
                         a = p
                     literal = _indented_code(self.recent_text())
-                self.run_literal = literal
-                self.run_char = ch
-                self.run_len = 0 if line[-1:] == "\\" and _escaped(line) else 1
-                p += 1
-                st = self.state = "tick_run"
-                if p >= n:
+                run_len = 0 if line[-1:] == "\\" and _escaped(line) else 1
+                # run_more through the run, then tick_run's rows for the character after
+                # it, which is read again where they lead
+                m = _RUN_OF[ch].match(s, p)
+                r = m.end() if m is not None else p + 1
+                run_len += r - p - 1
+                if r >= n:
+                    self.run_at_line_start = col is not None
+                    self.run_container = col or 0
+                    self.run_literal = literal
+                    self.run_char = ch
+                    self.run_len = run_len
+                    st = self.state = "tick_run"
+                    p = n
                     break
+                p = r
+                if col is not None and run_len >= 3:
+                    self.fence_over_span = 0  # open_fence (from tick_run: no span to keep)
+                    self.fence_char = ch
+                    self.fence_len = run_len
+                    self.fence_container = col
+                    st = self.state = "fence_info"
+                elif literal:
+                    continue  # (text)
+                elif ch == "`" and run_len > 0:
+                    self.span_len = run_len  # open_span
+                    self.span_lines = 0
+                    st = self.state = "in_code_span"
+                    break
+                else:
+                    continue  # (text)
             if st == "tick_run":
-                # run_more, then tick_run's rows for the character after the run, which
-                # is read again where they lead
+                # (a chunk ended in the run) the same, from its registers
                 c = self.run_char
                 m = _RUN_OF[c].match(s, p) if c in _RUN_OF else None
                 if m is not None:
@@ -624,7 +777,6 @@ class ProseModel(ModelBase):
                     if p >= n:
                         break
                 if self.run_at_line_start and self.run_len >= 3:
-                    # open_fence (from tick_run: no span to keep)
                     self.fence_over_span = 0
                     self.fence_char = c
                     self.fence_len = self.run_len
@@ -634,7 +786,7 @@ class ProseModel(ModelBase):
                     st = self.state = "text"
                     continue
                 elif c == "`" and self.run_len > 0:
-                    self.span_len = self.run_len  # open_span
+                    self.span_len = self.run_len
                     self.span_lines = 0
                     st = self.state = "in_code_span"
                     break
@@ -656,83 +808,7 @@ class ProseModel(ModelBase):
                     break
                 p = k + 1
                 st = self.state = "fence_line" if self.fence_container > 0 else "in_fence"
-                if p >= n:
-                    break
-            if st == "fence_line":
-                # blanks and line ends, then at the first other character: fence_outdented
-                # → text, else in_fence (read again there)
-                m = _LINE_BLANKS.match(s, p)
-                if m is not None:
-                    p = m.end()
-                    if p >= n:
-                        break
-                q = s.rfind("\n", i, p)
-                if q >= 0 and p - q <= LINE_TAIL:
-                    line = s[q:p]
-                else:
-                    if p > a:
-                        self._text(s[a:p])
-                        a = p
-                    line = self._line()
-                h = BLANK_HEAD.match(line)
-                if h is not None and _columns(h.group(1)) < self.fence_container:
-                    st = self.state = "text"
-                    continue
-                st = self.state = "in_fence"
-            if st == "in_fence":
-                # text_char up to where a run may close the fence, or (in a list item)
-                # the line's end, where fence_in_item → fence_line
-                q = s.rfind("\n", i, p)
-                if q >= 0 and p - q <= LINE_TAIL:
-                    line = s[q:p]
-                else:
-                    if p > a:
-                        self._text(s[a:p])
-                        a = p
-                    line = self._line()
-                stop = n
-                if self.fence_container > 0:
-                    k = s.find("\n", p)
-                    if k >= 0:
-                        stop = k
-                p = self._fence_end(s, p, stop, line)
-                if p >= n:
-                    break
-                if p == stop:
-                    p += 1
-                    st = self.state = "fence_line"
-                    continue
-                # fence_may_close → run_begin (in a fence: a run may only close it),
-                # run_more through the run; run_closes_fence → fence_tail: blanks, then
-                # a line end closes the fence. Elsewhere, back to in_fence.
-                c = s[p]
-                self.run_at_line_start = False
-                self.run_container = 0
-                self.run_literal = False
-                self.run_char = c
-                m = _RUN_OF[c].match(s, p)
-                r = m.end() if m is not None else p + 1
-                self.run_len = r - p
-                p = r
-                if p >= n:
-                    st = self.state = "fence_run"
-                    break
-                if self.run_len < self.fence_len:
-                    st = self.state = "in_fence"
-                    continue
-                m = _TAIL_BLANKS.match(s, p)
-                if m is not None:
-                    p = m.end()
-                if p >= n:
-                    st = self.state = "fence_tail"
-                    break
-                if s[p] == "\n":
-                    p += 1
-                    st = self.state = "text"
-                else:
-                    st = self.state = "in_fence"
-                continue
-            if st not in _PROSE_RUN_STATES:
+            elif st not in _PROSE_RUN_STATES:
                 break
         if p > a:
             self._text(s[a:p])
@@ -742,51 +818,12 @@ class ProseModel(ModelBase):
     #: ``_text_stops``; None until first asked (optional, as ``_fc_asked``)
     _text_stops: tuple["re.Pattern[str]", str] | None = None
 
-    def _fence_end(self, s: str, i: int, stop: int, line: str) -> int:
-        """In ``in_fence`` at ``s[i]``, on a line that reads ``line`` so far: the first
-        character that could leave it (``fence_may_close``: the fence's character where
-        the line so far is blank and indented within three columns of its container),
-        or ``stop``. Every character before it is ``text_char``.
-
-        A run there that cannot close the fence is read through too: shorter than the
-        fence's, or followed by blanks and then anything but a line end, the steps
-        (``fence_run``, ``fence_tail``) only send its characters back to ``in_fence``
-        as text. Only a run that may close it (or whose end the chunk cuts) stops it."""
-        c = self.fence_char
-        lo, hi = self.fence_container, self.fence_container + 3
-        j = stop
-        # On the current line: its head so far is blank, then blanks, then ``c``.
-        first_nl = s.find("\n", i, stop)
-        head = BLANK_HEAD.match(line)
-        if head is not None:
-            blanks = _BLANKS.match(s, i)  # (always matches: possibly empty)
-            b = blanks.end() if blanks is not None else i
-            if b < stop and s[b] == c and (first_nl < 0 or b < first_nl) \
-                    and lo <= _columns(head.group(1) + s[i:b]) <= hi and self._past_close(s, b) < 0:
-                j = b
-        # On a later line: a newline, blanks, then ``c``.
-        if j == stop and first_nl >= 0:
-            rx = _CLOSE_AT.get(c, _NEVER)
-            k = first_nl
-            while True:
-                m = rx.search(s, k, stop)
-                if m is None:
-                    break
-                p = m.end() - 1
-                k = p
-                if lo <= _columns(m.group(1)) <= hi:
-                    past = self._past_close(s, p)
-                    if past < 0:
-                        j = p
-                        break
-                    k = past
-        return j
-
     def _past_close(self, s: str, p: int) -> int:
         """For a run of the fence's character at ``p`` where a closing fence may stand:
         where reading goes on in ``in_fence`` when it closes nothing (shorter than the
-        fence, or followed by blanks and more on its line), or -1 when it may close
-        the fence or the chunk ends before that is known."""
+        fence, or followed by blanks and more on its line); when it closes the fence,
+        ``-2 - t`` for the line end at ``t``; -1 when the chunk ends before that is
+        known."""
         run = _RUN_OF[self.fence_char].match(s, p)
         r = run.end() if run is not None else p
         n = len(s)
@@ -796,8 +833,10 @@ class ProseModel(ModelBase):
             return r
         tail = _TAIL_BLANKS.match(s, r)
         t = tail.end() if tail is not None else r
-        if t >= n or s[t] == "\n":
+        if t >= n:
             return -1
+        if s[t] == "\n":
+            return -2 - t
         return t
 
 
