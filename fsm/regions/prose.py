@@ -224,7 +224,7 @@ def _escaped(before: str) -> bool:
     return n % 2 == 1
 
 
-def _text_stops(model: ModelBase) -> tuple["re.Pattern[str]", str]:
+def _text_stop_chars(model: ModelBase) -> tuple["re.Pattern[str]", str]:
     """The characters ``text`` does not read as ``text_char`` at once: backticks and
     tildes, and its start characters (``START``: each start character's whole class
     goes to ``maybe_tag``), as a pattern, and the start characters alone."""
@@ -697,7 +697,7 @@ class ProseModel(ModelBase):
                 # text_char up to a backtick, a tilde or a start character
                 stops = self._text_stops
                 if stops is None:
-                    stops = self._text_stops = _text_stops(self)
+                    stops = self._text_stops = _text_stop_chars(self)
                 m = stops[0].search(s, p)
                 if m is None:
                     p = n
@@ -720,7 +720,7 @@ class ProseModel(ModelBase):
                 else:
                     # the lines before, read in s where the two above decide (the window's
                     # end: LINE_TAIL characters back at most), else in the window
-                    col = self._column_of(line, s, max(i, p - LINE_TAIL), q) if q >= 0 else _ASK
+                    col = self._column_of(line, s, i if p - LINE_TAIL < i else p - LINE_TAIL, q) if q >= 0 else _ASK
                     if col == _ASK:
                         if p > a:
                             self._text(s[a:p])
@@ -815,7 +815,7 @@ class ProseModel(ModelBase):
         return p
 
     #: (the pattern of the characters prose stops at, its start characters): see
-    #: ``_text_stops``; None until first asked (optional, as ``_fc_asked``)
+    #: ``_text_stop_chars``; None until first asked (optional, as ``_fc_asked``)
     _text_stops: tuple["re.Pattern[str]", str] | None = None
 
     def _past_close(self, s: str, p: int) -> int:
