@@ -536,7 +536,8 @@ class ProseModel(ModelBase):
 
         The states are taken in the order a fence goes through them, each falling
         into the next (a state above is reached by going round): a fence is read in
-        one or two rounds."""
+        one or two rounds. The state is kept in a local and set when it stops: nothing
+        it calls reads it."""
         n = len(s)
         p = i
         a = i  # s[a:p]: read, not yet in the buffer
@@ -615,14 +616,14 @@ class ProseModel(ModelBase):
                     break
                 if p == stop:
                     p += 1
-                    st = self.state = "fence_line"
+                    st = "fence_line"
                     if p >= n:
                         break
                 elif close < -1:
                     # fence_may_close → run_begin, run_more through the run,
                     # run_closes_fence → fence_tail, blanks, and the line end closes it
                     p = -close - 1
-                    st = self.state = "text"
+                    st = "text"
                     if p >= n:
                         break
                 else:
@@ -634,7 +635,7 @@ class ProseModel(ModelBase):
                     m = _RUN_OF[c].match(s, p)
                     r = m.end() if m is not None else p + 1
                     self.run_len = r - p
-                    st = self.state = "fence_run" if r >= n else "fence_tail"
+                    st = "fence_run" if r >= n else "fence_tail"
                     p = n
                     break
             if st == "fence_line":
@@ -663,9 +664,9 @@ class ProseModel(ModelBase):
                     h = BLANK_HEAD.match(line)
                     outdented = h is not None and _columns(h.group(1)) < self.fence_container
                 if not outdented:
-                    st = self.state = "in_fence"
+                    st = "in_fence"
                     continue
-                st = self.state = "text"
+                st = "text"
             if st == "fence_run":
                 # (a chunk ended in a closing run) run_more; then run_closes_fence →
                 # fence_tail, else in_fence: the character after it is read again there
@@ -676,9 +677,9 @@ class ProseModel(ModelBase):
                     if p >= n:
                         break
                 if self.run_len < self.fence_len:
-                    st = self.state = "in_fence"
+                    st = "in_fence"
                     continue
-                st = self.state = "fence_tail"
+                st = "fence_tail"
             if st == "fence_tail":
                 # blanks; a line end closes the fence (text), anything else goes back in
                 m = _TAIL_BLANKS.match(s, p)
@@ -687,10 +688,10 @@ class ProseModel(ModelBase):
                     if p >= n:
                         break
                 if s[p] != "\n":
-                    st = self.state = "in_fence"
+                    st = "in_fence"
                     continue
                 p += 1
-                st = self.state = "text"
+                st = "text"
                 if p >= n:
                     break
             if st == "text":
@@ -748,7 +749,7 @@ class ProseModel(ModelBase):
                     self.run_literal = literal
                     self.run_char = ch
                     self.run_len = run_len
-                    st = self.state = "tick_run"
+                    st = "tick_run"
                     p = n
                     break
                 p = r
@@ -757,13 +758,13 @@ class ProseModel(ModelBase):
                     self.fence_char = ch
                     self.fence_len = run_len
                     self.fence_container = col
-                    st = self.state = "fence_info"
+                    st = "fence_info"
                 elif literal:
                     continue  # (text)
                 elif ch == "`" and run_len > 0:
                     self.span_len = run_len  # open_span
                     self.span_lines = 0
-                    st = self.state = "in_code_span"
+                    st = "in_code_span"
                     break
                 else:
                     continue  # (text)
@@ -781,17 +782,17 @@ class ProseModel(ModelBase):
                     self.fence_char = c
                     self.fence_len = self.run_len
                     self.fence_container = self.run_container
-                    st = self.state = "fence_info"
+                    st = "fence_info"
                 elif self.run_literal:
-                    st = self.state = "text"
+                    st = "text"
                     continue
                 elif c == "`" and self.run_len > 0:
                     self.span_len = self.run_len
                     self.span_lines = 0
-                    st = self.state = "in_code_span"
+                    st = "in_code_span"
                     break
                 else:
-                    st = self.state = "text"
+                    st = "text"
                     continue
             if st == "fence_info":
                 # text_char through the line end (fence_in_item → fence_line, else
@@ -807,9 +808,10 @@ class ProseModel(ModelBase):
                     p = n
                     break
                 p = k + 1
-                st = self.state = "fence_line" if self.fence_container > 0 else "in_fence"
+                st = "fence_line" if self.fence_container > 0 else "in_fence"
             elif st not in _PROSE_RUN_STATES:
                 break
+        self.state = st
         if p > a:
             self._text(s[a:p])
         return p
