@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 
 from callsieve.native import mypyc_attr, trait
-from callsieve.grammar.states import ALL, EOF_TRIGGER, START, Region, StateDecl, but, on
+from callsieve.grammar.states import ALL, CLASSES, EOF_TRIGGER, START, Region, StateDecl, but, on
 from callsieve.regions import LINE_TAIL, ModelBase
 
 #: The head of the current line, before a run: indentation and list-item markers
@@ -67,17 +67,22 @@ _TAIL_BLANKS = re.compile(r"[ \t\r]*")
 #: A fence character at the start of a later line, after blanks only.
 _CLOSE_AT = {c: re.compile(r"\n([ \t]*)" + re.escape(c)) for c in "`~"}
 _NEVER = re.compile(r"(?!)")
+#: The states ``prose_run`` reads in (it stops in any other).
+_PROSE_RUN_STATES = frozenset({"text", "tick_run", "fence_info", "fence_line", "in_fence", "fence_run", "fence_tail"})
 #: A list item's first line: indentation, marker, the spaces before its content.
 LIST_ITEM = re.compile(r"([ \t]*)([-+*]|[0-9]{1,9}[.)])([ \t]+|\Z)")
 assert LINE_TAIL >= 64
 
 
-def _container(before: str, width: int) -> int:
+def _container(before: str, width: int, near: bool = False) -> int:
     """The content column of the innermost list item a line indented ``width`` columns
     belongs to, read from the lines ``before`` it (the recent visible text, oldest
     first), or 0. An item is open while no later line after a blank one starts left of
     its content (a line right after paragraph text is a lazy continuation: it does not
-    close the item); a line in a deeper item belongs to it only if indented that far."""
+    close the item); a line in a deeper item belongs to it only if indented that far.
+
+    ``near``: ``before`` is only the last lines of the window (``_container_near``):
+    -1 where the answer would depend on a line above them."""
     # The lines after the window's first newline, read from the last one back and split
     # off one at a time: most answers need the last line or two, not the whole window.
     end = len(before)
@@ -89,6 +94,8 @@ def _container(before: str, width: int) -> int:
             line = _line_before(before, end)
             continue
         prev = _line_before(before, end)  # the line above (None: the window's first)
+        if prev is None and near:
+            return -1
         m = LIST_ITEM.match(line)
         lead = _columns(line[: len(line) - len(line.lstrip(" \t"))])
         if m is not None and SETEXT.match(line) and prev is not None and prev.strip() and not _empty_item(prev):
@@ -107,7 +114,37 @@ def _container(before: str, width: int) -> int:
         if least == 0:
             return 0
         line = prev
-    return 0
+    return -1 if near else 0
+
+
+#: ``_container`` answers that a line and the one above it decide, by (those two
+#: lines, width): list items repeat (bounded: cleared when full).
+_NEAR: dict[tuple[str, int], int] = {}
+_NEAR_LIMIT = 1024
+#: ``ProseModel._column_of``: the lines near the run do not tell, ask the window.
+_ASK = -2
+#: Pairs of lines longer than this are not kept.
+_NEAR_CHARS = 256
+
+
+def _container_near(s: str, lo: int, end: int, width: int) -> int:
+    """``_container`` of the text before ``s[end]`` (a line's newline), where the last
+    two lines before it, each after a newline at or past ``lo``, decide it; else -1.
+    ``s[lo:end]`` must be the window's end: lines there are the window's lines."""
+    k = s.rfind("\n", lo, end)
+    if k < 0:
+        return -1
+    k = s.rfind("\n", lo, k)
+    if k < 0 or end - k > _NEAR_CHARS:
+        return -1
+    key = (s[k:end], width)
+    c = _NEAR.get(key)
+    if c is None:
+        c = _container(key[0], width, True)
+        if len(_NEAR) >= _NEAR_LIMIT:
+            _NEAR.clear()
+        _NEAR[key] = c
+    return c
 
 
 def _line_before(text: str, end: int) -> str | None:
@@ -187,8 +224,25 @@ def _escaped(before: str) -> bool:
     return n % 2 == 1
 
 
+def _text_stop_chars(model: ModelBase) -> tuple["re.Pattern[str]", str]:
+    """The characters ``text`` does not read as ``text_char`` at once: backticks and
+    tildes, and its start characters (``START``: each start character's whole class
+    goes to ``maybe_tag``), as a pattern, and the start characters alone."""
+    starts = "".join(m.start_chars for m in [model.cfg.matchers.get("text")] if m is not None)
+    starts += "".join(m.start_chars for m in model.cfg.scoped.get("text", {}).values())
+    chars = set(starts)
+    for c in starts:
+        for cls in CLASSES.values():
+            if c in cls:
+                chars.update(cls)
+    start = "".join(sorted(chars))
+    return re.compile("[" + re.escape("`~" + start) + "]"), start
+
+
 def _columns(s: str) -> int:
     """Width of a line head, tabs to the next multiple of four (CommonMark)."""
+    if "\t" not in s:
+        return len(s)
     col = 0
     for c in s:
         col = (col // 4 + 1) * 4 if c == "\t" else col + 1
@@ -263,7 +317,14 @@ class ProseModel(ModelBase):
         """The container column a fence opening here would have, or None: only list
         markers (the fence starts an item: its content column) or indentation within
         three columns of the enclosing list item's content (or of the margin)."""
-        m = LINE_HEAD.match(self._line())
+        return self._column_of(self._line())
+
+    def _column_of(self, line: str, s: str = "", lo: int = 0, end: int = -1) -> int | None:
+        """``_fence_column`` of the current line so far, ``line`` (``_line()``; the
+        lines before it are read in the window). With ``end`` (the line's newline in
+        ``s``, ``s[lo:end]`` the window's end), they are read there if the last two
+        decide (``_container_near``), else it says ``_ASK``: the window must be asked."""
+        m = LINE_HEAD.match(line)
         if m is None:
             return None
         markers = m.group("markers")
@@ -274,13 +335,21 @@ class ProseModel(ModelBase):
             lead = _columns(markers[: len(markers) - len(markers.lstrip(" \t"))])
             if lead <= 3:
                 return width  # (no container is narrower than the margin)
-            tail = self.recent_text()
-            return width if lead <= _container(tail[: tail.rfind("\n")], lead) + 3 else None
+            c = _container_near(s, lo, end, lead) if end >= 0 else self._container_here(lead)
+            if c < 0:
+                return _ASK
+            return width if lead <= c + 3 else None
         if width == 0:
             return 0  # (a line at the margin belongs to no list item: _container says 0)
-        tail = self.recent_text()
-        c = _container(tail[: tail.rfind("\n")], width) if "\n" in tail[:-1] else 0
+        c = _container_near(s, lo, end, width) if end >= 0 else self._container_here(width)
+        if c < 0:
+            return _ASK
         return c if width <= c + 3 else None
+
+    def _container_here(self, width: int) -> int:
+        """``_container`` of the current line (indented ``width``), read in the window."""
+        tail = self.recent_text()
+        return _container(tail[: tail.rfind("\n")], width) if "\n" in tail[:-1] else 0
 
     def same_run_char(self, ch: str) -> bool:
         return ch == self.run_char
@@ -430,8 +499,8 @@ class ProseModel(ModelBase):
 
     # state runs (issue 12, item 5: backtick-dense prose stepped every character)
     def run_more_run(self, s: str, i: int) -> int:
-        """The state run of ``tick_run``, ``span_run`` and ``fence_run``: the rest of
-        the run of ``run_char`` (``same_run_char`` → ``run_more`` on each, a self-loop)."""
+        """The state run of ``span_run``: the rest of the run of ``run_char``
+        (``same_run_char`` → ``run_more`` on each, a self-loop)."""
         m = _RUN_OF[self.run_char].match(s, i) if self.run_char in _RUN_OF else None
         if m is None:
             return i
@@ -440,136 +509,323 @@ class ProseModel(ModelBase):
         self._text(s[i:j])
         return j
 
-    def tick_run_run(self, s: str, i: int) -> int:
-        """The state run of ``tick_run``: the rest of the run, then, when the character
-        after it is in the chunk, the way out ``tick_run``'s rows take (a fence opens,
-        a literal run, a code span opens, or plain text), that character read again in
-        the state they lead to."""
-        j = self.run_more_run(s, i)
-        if j < len(s):
-            ch = s[j]
-            if self.run_opens_fence(ch):
-                self.open_fence(ch)
-                self.state = "fence_info"
-            elif self.run_is_literal(ch):
-                self.state = "text"
-            elif self.run_opens_span(ch):
-                self.open_span(ch)
-                self.state = "in_code_span"
-            else:
-                self.state = "text"
-        return j
+    def prose_run(self, s: str, i: int) -> int:
+        """The state run of ``tick_run`` and of every fence state (``fence_info``,
+        ``in_fence``, ``fence_line``, ``fence_run``, ``fence_tail``): it reads on from
+        state to state as their rows would, through a fence's opening run, its info
+        string, its lines (the text up to a line that may close it, or end its list
+        item), its closing line, and the prose after it up to the next backtick or
+        tilde run, which it reads too. A fence after a fence is one call, not one per
+        state (issue 12: the hostile "fences" input changed state every few characters,
+        and the runner asked a state run again at each change).
 
-    def fence_close_run(self, s: str, i: int) -> int:
-        """The state run of ``fence_run``: the rest of the run, then what its rows and
-        ``fence_tail``'s do with the line's rest when the chunk shows it: a run as long
-        as the fence's, blanks and a line end, closes it (back to ``text`` after the
-        line end); anything else on the line sends it back to ``in_fence``."""
-        j = self.run_more_run(s, i)
+        It stops, leaving the machine in the state the steps would, where its states
+        hand over: at the chunk's end, at a start character in prose (``maybe_tag``), in
+        inline code (``in_code_span``: a span's rows read the lines of its paragraph).
+        Every character it reads is text: what it takes, ``s[a:p]``, goes to the
+        buffer in one piece, before any guard reads the window and when it stops.
+
+        The current line, which the guards read (``_line()``), is cut from ``s`` when
+        it began at or after ``i`` (within LINE_TAIL: what ``_line()`` would return);
+        else the text so far goes to the buffer and ``_line()`` is asked.
+
+        A run's registers (``run_*``) are read only in the run's own states, which are
+        entered through ``run_begin`` only, which sets them all: a run read whole here
+        (it opens a fence, or closes one, or is text) leaves them as they were; they
+        are set where the chunk ends in the run.
+
+        The states are taken in the order a fence goes through them, each falling
+        into the next (a state above is reached by going round): a fence is read in
+        one or two rounds. The state is kept in a local and set when it stops: nothing
+        it calls reads it."""
         n = len(s)
-        if j >= n:
-            return j
-        if not self.run_closes_fence(s[j]):
-            self.state = "in_fence"
-            return j
-        tail = _TAIL_BLANKS.match(s, j)
-        t = tail.end() if tail is not None else j
-        if t >= n:
-            return j  # (the chunk ends in the blanks: stepped)
-        if s[t] == "\n":
-            self._text(s[j : t + 1])
-            self.state = "text"
-            return t + 1
-        if t > j:
-            self._text(s[j:t])
-        self.state = "in_fence"
-        return t
-
-    def fence_info_run(self, s: str, i: int) -> int:
-        """The state run of ``fence_info``: the info string, and its line end, after
-        which the fence's content begins (``fence_line`` in a list item); a backtick
-        in a backtick fence's info string is stepped (no fence after all)."""
-        n = len(s)
-        k = s.find("\n", i)
-        if self.fence_char == "`":
-            t = s.find("`", i, k if k >= 0 else n)
-            if t >= 0:
-                if t > i:
-                    self._text(s[i:t])
-                return t
-        if k < 0:
-            if n > i:
-                self._text(s[i:])
-            return n
-        self._text(s[i : k + 1])
-        self.state = "fence_line" if self.fence_container > 0 else "in_fence"
-        return k + 1
-
-    def fence_line_run(self, s: str, i: int) -> int:
-        """The state run of ``fence_line``: its blanks and line ends, then, at the first
-        other character, whether the line starts left of the item (``fence_outdented``:
-        the fence ends, back to ``text``) or the fence goes on."""
-        m = _LINE_BLANKS.match(s, i)
-        j = m.end() if m is not None else i
-        if j > i:
-            self._text(s[i:j])
-        if j < len(s):
-            self.state = "text" if self.fence_outdented(s[j]) else "in_fence"
-        return j
-
-    def fence_run_text(self, s: str, i: int) -> int:
-        """The state run of ``in_fence``: text up to the first character that could
-        leave it (``fence_may_close``: the fence's character where the line so far is
-        blank and indented within three columns of its container; with a container, a
-        line end, ``fence_in_item``). Every character before it is ``text_char``.
-
-        A run there that cannot close the fence is read through too: shorter than the
-        fence's, or followed by blanks and then anything but a line end, the steps
-        (``fence_run``, ``fence_tail``) only send its characters back to ``in_fence``
-        as text. Only a run that may close it (or whose end the chunk cuts) stops it."""
-        n = len(s)
-        stop = n
-        if self.fence_container > 0:
-            k = s.find("\n", i)
-            if k >= 0:
-                stop = k
-        c = self.fence_char
-        lo, hi = self.fence_container, self.fence_container + 3
-        j = stop
-        # On the current line: its head so far is blank, then blanks, then ``c``.
-        first_nl = s.find("\n", i, stop)
-        head = BLANK_HEAD.match(self._line())
-        if head is not None:
-            blanks = _BLANKS.match(s, i)  # (always matches: possibly empty)
-            b = blanks.end() if blanks is not None else i
-            if b < stop and s[b] == c and (first_nl < 0 or b < first_nl) \
-                    and lo <= _columns(head.group(1) + s[i:b]) <= hi and self._past_close(s, b) < 0:
-                j = b
-        # On a later line: a newline, blanks, then ``c``.
-        if j == stop and first_nl >= 0:
-            rx = _CLOSE_AT.get(c, _NEVER)
-            k = first_nl
-            while True:
-                m = rx.search(s, k, stop)
-                if m is None:
+        p = i
+        a = i  # s[a:p]: read, not yet in the buffer
+        st = self.state
+        while p < n:
+            if st == "in_fence":
+                # text_char up to where a run may close the fence (fence_may_close:
+                # the fence's character, the line blank so far and indented within
+                # three columns of its container), or in a list item up to the line's
+                # end (fence_in_item → fence_line). A run there that cannot close it
+                # (shorter than the fence's, or followed by blanks and then anything
+                # but a line end) is read through: the steps (fence_run, fence_tail)
+                # only send its characters back here as text.
+                c = self.fence_char
+                lo = self.fence_container
+                hi = lo + 3
+                stop = n
+                if lo > 0:
+                    k = s.find("\n", p)
+                    if k >= 0:
+                        stop = k
+                j = stop
+                close = 0  # at j < stop: _past_close's verdict (-1: the chunk ends first)
+                # On the current line: its head so far is blank, then blanks, then c.
+                # (What BLANK_HEAD finds in _line(), told by the last character read
+                # where it is a line end or no blank: most lines, and every character
+                # fed alone, are told without reading the line back.)
+                if p > i:
+                    last = s[p - 1]
+                else:
+                    last = self.text_buf[-1][-1:] if self.text_buf else self.recent[-1][-1:]
+                head: str | None = None
+                if last == "\n":
+                    head = ""
+                elif last == " " or last == "\t" or not last:
+                    q = s.rfind("\n", i, p) if p > i else -1
+                    if q >= 0 and p - q <= LINE_TAIL:
+                        head = s[q + 1 : p]
+                        if head.strip(" \t"):
+                            head = None
+                    else:
+                        if p > a:
+                            self._text(s[a:p])
+                            a = p
+                        h = BLANK_HEAD.match(self._line())
+                        head = h.group(1) if h is not None else None
+                if head is not None:
+                    b = p
+                    if s[b] in " \t":
+                        m = _BLANKS.match(s, p)
+                        b = m.end() if m is not None else p
+                    # (blanks hold no line end: b is on the current line)
+                    if b < stop and s[b] == c and lo <= _columns(head + s[p:b]) <= hi:
+                        close = self._past_close(s, b)
+                        if close < 0:
+                            j = b
+                # On a later line: a newline, blanks, then c.
+                if j == stop:
+                    k = s.find("\n", p, stop)
+                    if k >= 0:
+                        rx = _CLOSE_AT.get(c, _NEVER)
+                        while True:
+                            m = rx.search(s, k, stop)
+                            if m is None:
+                                break
+                            r = m.end() - 1
+                            k = r
+                            if lo <= _columns(m.group(1)) <= hi:
+                                close = self._past_close(s, r)
+                                if close < 0:
+                                    j = r
+                                    break
+                                k = close
+                p = j
+                if p >= n:
                     break
-                p = m.end() - 1
-                k = p
-                if lo <= _columns(m.group(1)) <= hi:
-                    past = self._past_close(s, p)
-                    if past < 0:
-                        j = p
+                if p == stop:
+                    p += 1
+                    st = "fence_line"
+                    if p >= n:
                         break
-                    k = past
-        if j > i:
-            self._text(s[i:j])
-        return j
+                elif close < -1:
+                    # fence_may_close → run_begin, run_more through the run,
+                    # run_closes_fence → fence_tail, blanks, and the line end closes it
+                    p = -close - 1
+                    st = "text"
+                    if p >= n:
+                        break
+                else:
+                    # the same, up to the chunk's end: in the run, or in its blanks
+                    self.run_at_line_start = False
+                    self.run_container = 0
+                    self.run_literal = False
+                    self.run_char = c
+                    m = _RUN_OF[c].match(s, p)
+                    r = m.end() if m is not None else p + 1
+                    self.run_len = r - p
+                    st = "fence_run" if r >= n else "fence_tail"
+                    p = n
+                    break
+            if st == "fence_line":
+                # blanks and line ends, then at the first other character: fence_outdented
+                # → text, else in_fence (read again there)
+                m = _LINE_BLANKS.match(s, p)
+                if m is not None:
+                    p = m.end()
+                    if p >= n:
+                        break
+                if p > i:
+                    last = s[p - 1]
+                else:
+                    last = self.text_buf[-1][-1:] if self.text_buf else self.recent[-1][-1:]
+                if last == "\n":
+                    outdented = self.fence_container > 0  # (at the line's start: column 0)
+                else:
+                    q = s.rfind("\n", i, p) if p > i else -1
+                    if q >= 0 and p - q <= LINE_TAIL:
+                        line = s[q:p]
+                    else:
+                        if p > a:
+                            self._text(s[a:p])
+                            a = p
+                        line = self._line()
+                    h = BLANK_HEAD.match(line)
+                    outdented = h is not None and _columns(h.group(1)) < self.fence_container
+                if not outdented:
+                    st = "in_fence"
+                    continue
+                st = "text"
+            if st == "fence_run":
+                # (a chunk ended in a closing run) run_more; then run_closes_fence →
+                # fence_tail, else in_fence: the character after it is read again there
+                m = _RUN_OF[self.run_char].match(s, p) if self.run_char in _RUN_OF else None
+                if m is not None:
+                    self.run_len += m.end() - p
+                    p = m.end()
+                    if p >= n:
+                        break
+                if self.run_len < self.fence_len:
+                    st = "in_fence"
+                    continue
+                st = "fence_tail"
+            if st == "fence_tail":
+                # blanks; a line end closes the fence (text), anything else goes back in
+                m = _TAIL_BLANKS.match(s, p)
+                if m is not None:
+                    p = m.end()
+                    if p >= n:
+                        break
+                if s[p] != "\n":
+                    st = "in_fence"
+                    continue
+                p += 1
+                st = "text"
+                if p >= n:
+                    break
+            if st == "text":
+                # text_char up to a backtick, a tilde or a start character
+                stops = self._text_stops
+                if stops is None:
+                    stops = self._text_stops = _text_stop_chars(self)
+                m = stops[0].search(s, p)
+                if m is None:
+                    p = n
+                    break
+                p = m.start()
+                ch = s[p]
+                if ch in stops[1]:
+                    break  # (a start character: maybe_tag, the runner's)
+                q = s.rfind("\n", i, p) if p > i else -1
+                if q >= 0 and p - q <= LINE_TAIL:
+                    line = s[q:p]
+                else:
+                    if p > a:
+                        self._text(s[a:p])
+                        a = p
+                    line = self._line()
+                    q = -1
+                if line == "\n":
+                    col: int | None = 0  # (what _column_of says of a line start, at once)
+                else:
+                    # the lines before, read in s where the two above decide (the window's
+                    # end: LINE_TAIL characters back at most), else in the window
+                    col = self._column_of(line, s, i if p - LINE_TAIL < i else p - LINE_TAIL, q) if q >= 0 else _ASK
+                    if col == _ASK:
+                        if p > a:
+                            self._text(s[a:p])
+                            a = p
+                        col = self._column_of(line)
+                if col is None and ch == "~":
+                    p += 1  # (at_line_start fails: text_char)
+                    continue
+                # run_begin, in prose (a backslash before it escapes its first backtick)
+                literal = False
+                if col is None and _lead_columns(line) >= 4:
+                    if p > a:
+                        self._text(s[a:p])  # (the lines before are read in the window)
+                        a = p
+                    literal = _indented_code(self.recent_text())
+                run_len = 0 if line[-1:] == "\\" and _escaped(line) else 1
+                # run_more through the run, then tick_run's rows for the character after
+                # it, which is read again where they lead
+                m = _RUN_OF[ch].match(s, p)
+                r = m.end() if m is not None else p + 1
+                run_len += r - p - 1
+                if r >= n:
+                    self.run_at_line_start = col is not None
+                    self.run_container = col or 0
+                    self.run_literal = literal
+                    self.run_char = ch
+                    self.run_len = run_len
+                    st = "tick_run"
+                    p = n
+                    break
+                p = r
+                if col is not None and run_len >= 3:
+                    self.fence_over_span = 0  # open_fence (from tick_run: no span to keep)
+                    self.fence_char = ch
+                    self.fence_len = run_len
+                    self.fence_container = col
+                    st = "fence_info"
+                elif literal:
+                    continue  # (text)
+                elif ch == "`" and run_len > 0:
+                    self.span_len = run_len  # open_span
+                    self.span_lines = 0
+                    st = "in_code_span"
+                    break
+                else:
+                    continue  # (text)
+            if st == "tick_run":
+                # (a chunk ended in the run) the same, from its registers
+                c = self.run_char
+                m = _RUN_OF[c].match(s, p) if c in _RUN_OF else None
+                if m is not None:
+                    self.run_len += m.end() - p
+                    p = m.end()
+                    if p >= n:
+                        break
+                if self.run_at_line_start and self.run_len >= 3:
+                    self.fence_over_span = 0
+                    self.fence_char = c
+                    self.fence_len = self.run_len
+                    self.fence_container = self.run_container
+                    st = "fence_info"
+                elif self.run_literal:
+                    st = "text"
+                    continue
+                elif c == "`" and self.run_len > 0:
+                    self.span_len = self.run_len
+                    self.span_lines = 0
+                    st = "in_code_span"
+                    break
+                else:
+                    st = "text"
+                    continue
+            if st == "fence_info":
+                # text_char through the line end (fence_in_item → fence_line, else
+                # in_fence); a backtick in a backtick fence's info string is stepped
+                # (no fence after all)
+                k = s.find("\n", p)
+                if self.fence_char == "`":
+                    t = s.find("`", p, k if k >= 0 else n)
+                    if t >= 0:
+                        p = t
+                        break
+                if k < 0:
+                    p = n
+                    break
+                p = k + 1
+                st = "fence_line" if self.fence_container > 0 else "in_fence"
+            elif st not in _PROSE_RUN_STATES:
+                break
+        self.state = st
+        if p > a:
+            self._text(s[a:p])
+        return p
+
+    #: (the pattern of the characters prose stops at, its start characters): see
+    #: ``_text_stop_chars``; None until first asked (optional, as ``_fc_asked``)
+    _text_stops: tuple["re.Pattern[str]", str] | None = None
 
     def _past_close(self, s: str, p: int) -> int:
         """For a run of the fence's character at ``p`` where a closing fence may stand:
         where reading goes on in ``in_fence`` when it closes nothing (shorter than the
-        fence, or followed by blanks and more on its line), or -1 when it may close
-        the fence or the chunk ends before that is known."""
+        fence, or followed by blanks and more on its line); when it closes the fence,
+        ``-2 - t`` for the line end at ``t``; -1 when the chunk ends before that is
+        known."""
         run = _RUN_OF[self.fence_char].match(s, p)
         r = run.end() if run is not None else p
         n = len(s)
@@ -579,8 +835,10 @@ class ProseModel(ModelBase):
             return r
         tail = _TAIL_BLANKS.match(s, r)
         t = tail.end() if tail is not None else r
-        if t >= n or s[t] == "\n":
+        if t >= n:
             return -1
+        if s[t] == "\n":
+            return -2 - t
         return t
 
 
@@ -650,6 +908,6 @@ RULES = (
 )
 
 REGION = Region("prose", STATES, RULES, ProseModel, state_runs=(
-    ("tick_run", "tick_run_run"), ("span_run", "run_more_run"), ("fence_run", "fence_close_run"),
-    ("in_fence", "fence_run_text"), ("fence_info", "fence_info_run"), ("fence_line", "fence_line_run"),
+    ("tick_run", "prose_run"), ("span_run", "run_more_run"), ("fence_run", "prose_run"), ("in_fence", "prose_run"),
+    ("fence_info", "prose_run"), ("fence_line", "prose_run"), ("fence_tail", "prose_run"),
 ))
