@@ -118,8 +118,8 @@ class CompiledMachine:
     #: state → trigger → (actions, dest, dest's direct loop) where the trigger's rows are
     #: one unguarded row (a start character into ``maybe_tag``, a newline in a position,
     #: ...): the runner fires it without a step.
-    simple: dict[str, dict[str, tuple[tuple[Callable[[Context, str], None], ...], str, "GuardedLoop | None"]]] = \
-        field(default_factory=dict)
+    simple: dict[str, dict[str, tuple[tuple[Callable[[Context, str], None], ...], str, "GuardedLoop | None",
+                                      Callable[[Context, str, int], int] | None]]] = field(default_factory=dict)
     #: state → (its state run, its bulk rule), either None: what the runner tries before
     #: stepping a character, in one lookup.
     plans: dict[str, tuple[Callable[[Context, str, int], int] | None, BulkRule | None]] = field(default_factory=dict)
@@ -206,9 +206,23 @@ def compile_machine(composed: Machine) -> CompiledMachine:
                            state_runs=state_runs, row_origin=row_origin, direct_loops=direct_loops, steps=steps,
                            steps_rest={**steps, **steps_rest},
                            plans={s: (state_runs.get(s), bulk.get(s)) for s in frozen},
-                           simple={s: {t: (rows[0][1], rows[0][2], direct_loops.get(rows[0][2])) for t, rows in by.items()
+                           simple={s: {t: (rows[0][1], rows[0][2], direct_loops.get(rows[0][2]),
+                                           _enter_run(model, names[s][t][0][1], direct_loops.get(rows[0][2])))
+                                       for t, rows in by.items()
                                        if len(rows) == 1 and not rows[0][0] and (s, t) not in hit_rows}
                                    for s, by in frozen.items()})
+
+
+def _enter_run(model: type, actions: tuple[str, ...], loop: "GuardedLoop | None") -> Callable[[Context, str, int], int] | None:
+    """A row's one action and the run of the first loop of the state it leads into, as
+    one model method (``A_enter(s, i) -> j``: A at ``s[i]``, then the loop's run from
+    ``i + 1``; where it stops), if the model offers it. Only an action that holds
+    nothing and asks nothing of the runner protocol may offer one: the runner checks
+    neither between the two."""
+    if loop is None or len(actions) != 1:
+        return None
+    enter: Callable[[Context, str, int], int] | None = getattr(model, actions[0] + "_enter", None)
+    return enter
 
 
 def _hit_index(named: list[tuple[tuple[str, ...], tuple[str, ...], str]],
@@ -502,11 +516,24 @@ class CompiledRunner:
             ctx.pos = base + i
             state = ctx.state
             loop = first_loops.get(state)
+            entered = False
             if loop is None:
                 trigger = class_of.get(ch, OTHER)
                 one = c.simple[state].get(trigger)
                 if one is None:
                     step(trigger, ch)
+                elif one[3] is not None:
+                    # The row's action and the run of the loop it leads into in one call
+                    # (``tag_begin_enter``: a start character, and the tag held from it).
+                    j = one[3](ctx, s, i)
+                    ctx.state = one[1]
+                    loop = one[2]
+                    if j >= n:
+                        break
+                    i = j
+                    ch = s[i]
+                    ctx.pos = base + i
+                    entered = True
                 else:
                     # (one unguarded row: what ``_step`` would fire, without its call)
                     for a in one[0]:
@@ -516,7 +543,7 @@ class CompiledRunner:
                     # first (no state run, no bulk rule: a start character into
                     # ``maybe_tag``), that loop's run goes on at the next character.
                     loop = one[2]
-                if loop is not None:
+                if loop is not None and not entered:
                     b = ctx.block
                     if ctx.redo or ctx.pushback or i + 1 >= n or (b is not None and not b.spilled and b.raw_len > limit):
                         loop = None  # (the runner protocol first, below)
@@ -528,7 +555,7 @@ class CompiledRunner:
                 pass
             elif loop.guard_run is not None:
                 # The loop's run form: every character up to j passes, s[j] does not.
-                j = loop.guard_run(ctx, s, i)
+                j = i if entered else loop.guard_run(ctx, s, i)
                 if j > i:
                     for run in loop.action_runs:
                         run(ctx, s, i, j)

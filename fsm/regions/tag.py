@@ -138,6 +138,24 @@ class TagModel(ModelBase):
         m = self.cfg.matchers.get(state)  # (``matcher(state)``, inline)
         self.tag_matcher = m if m is not None else self.cfg.scoped[state][self.scope]
 
+    def tag_begin_enter(self, s: str, i: int) -> int:
+        """``tag_begin`` at ``s[i]``, then the held tag's run from ``i + 1`` as the
+        first loop of ``maybe_tag`` would take it (``tag_viable_run``, ``tag_push_run``):
+        the index where the tag stops being viable, or ``len(s)``. (The compiled
+        runner's entry run: one call where the row and the loop took three. It holds
+        nothing in the block and asks nothing of the runner protocol.)"""
+        state = self.state
+        self.origin = state
+        self.tag_start = self.pos
+        m = self.cfg.matchers.get(state)  # (``matcher(state)``, inline)
+        if m is None:
+            m = self.cfg.scoped[state][self.scope]
+        self.tag_matcher = m
+        j = m.tag_end(s[i], s, i + 1)[0]
+        self.tag = s[i:j]
+        self._tag_version += 1
+        return j
+
     def tag_push(self, ch: str) -> None:
         self.tag += ch
         self._tag_version += 1
