@@ -120,6 +120,11 @@ class CompiledMachine:
     #: ...): the runner fires it without a step.
     simple: dict[str, dict[str, tuple[tuple[Callable[[Context, str], None], ...], str, "GuardedLoop | None",
                                       Callable[[Context, str, int], int] | None]]] = field(default_factory=dict)
+    #: state → key → (actions, dest) of the row a completed marker of that key fires
+    #: after a failed first loop, whatever the character's class, where that row is the
+    #: first and has no guard left (the key decided its hit guard): the runner fires it
+    #: without a step.
+    fires: dict[str, dict[str, tuple[tuple[Callable[[Context, str], None], ...], str]]] = field(default_factory=dict)
     #: state → (its state run, its bulk rule), either None: what the runner tries before
     #: stepping a character, in one lookup.
     plans: dict[str, tuple[Callable[[Context, str, int], int] | None, BulkRule | None]] = field(default_factory=dict)
@@ -200,12 +205,24 @@ def compile_machine(composed: Machine) -> CompiledMachine:
     steps_rest: dict[str, dict[str, tuple[Row, ...] | HitIndex]] = {
         s: {t: HitIndex(hit_rows_rest[(s, t)][2]) if (s, t) in hit_rows_rest else rows for t, rows in by.items()}
         for s, by in rest.items()}
+    fires: dict[str, dict[str, tuple[tuple[Callable[[Context, str], None], ...], str]]] = {}
+    for s, step_rows in steps_rest.items():
+        common: dict[str, tuple[tuple[Callable[[Context, str], None], ...], str]] | None = None
+        for t in decl.char_triggers:
+            got = step_rows.get(t)
+            if not isinstance(got, HitIndex):
+                common = None
+                break
+            here = {k: (rows[0][1], rows[0][2]) for k, rows in got.by_key.items() if k and rows and not rows[0][0]}
+            common = here if common is None else {k: v for k, v in common.items() if here.get(k) == v}
+        if common:
+            fires[s] = common
     direct_loops = {s: loop for s, loop in first_loops.items()
                     if loop.guard_run is not None and s not in state_runs and s not in bulk}
     return CompiledMachine(frozen, bulk, decl.initial, decl.class_of(), first_loops, hit_rows=hit_rows,
                            state_runs=state_runs, row_origin=row_origin, direct_loops=direct_loops, steps=steps,
                            steps_rest={**steps, **steps_rest},
-                           plans={s: (state_runs.get(s), bulk.get(s)) for s in frozen},
+                           plans={s: (state_runs.get(s), bulk.get(s)) for s in frozen}, fires=fires,
                            simple={s: {t: (rows[0][1], rows[0][2], direct_loops.get(rows[0][2]),
                                            _enter_run(model, names[s][t][0][1], direct_loops.get(rows[0][2])))
                                        for t, rows in by.items()
@@ -573,19 +590,14 @@ class CompiledRunner:
                 # The character that ends the loop's run; where it completes a marker whose
                 # first row has no guard left (its hit guard is the key, ``_hit_index``),
                 # that row fires, as ``_step`` would, without its call.
-                trigger = class_of.get(ch, OTHER)
-                got = c.steps_rest[ctx.state][trigger]
-                if isinstance(got, tuple):
-                    step(trigger, ch, True)
+                by_key = c.fires.get(ctx.state)
+                fire = by_key.get(ctx.hit_key(ch)) if by_key is not None else None
+                if fire is None:
+                    step(class_of.get(ch, OTHER), ch, True)
                 else:
-                    key = ctx.hit_key(ch)
-                    rows = got.by_key.get(key) if key else None
-                    if rows and not rows[0][0]:
-                        for a in rows[0][1]:
-                            a(ctx, ch)
-                        ctx.state = rows[0][2]
-                    else:
-                        step(trigger, ch, True)
+                    for a in fire[0]:
+                        a(ctx, ch)
+                    ctx.state = fire[1]
             else:
                 # The state's first transition on every class is this guarded self-loop:
                 # fire it while its guards pass (what _step would do, minus the lookups),
