@@ -97,6 +97,15 @@ class TagModel(ModelBase):
     def _classify(self, ch: str) -> tuple[int, Hit | None]:
         got = self._cls
         if got is None or self._cls_version != self._tag_version or self._cls_ch != ch:
+            self.hit_key(ch)
+            got = self._cls
+            assert got is not None
+        return got
+
+    def hit_key(self, ch: str) -> str:
+        """The key of the entry (held tag + ch) completes, or "". (Where the held tag is
+        classified, once per character: the runner asks this first at a tag's end.)"""
+        if self._cls is None or self._cls_version != self._tag_version or self._cls_ch != ch:
             self._cls_version = self._tag_version
             self._cls_ch = ch
             m = self.tag_matcher
@@ -104,12 +113,6 @@ class TagModel(ModelBase):
             self._cls = got
             hit = got[1]
             self._cls_key = hit.entry.key if hit is not None else ""
-        return got
-
-    def hit_key(self, ch: str) -> str:
-        """The key of the entry (held tag + ch) completes, or ""."""
-        if self._cls_version != self._tag_version or self._cls_ch != ch:
-            self._classify(ch)
         return self._cls_key
 
     def _hit(self, ch: str) -> Hit:
