@@ -159,6 +159,68 @@ def test_a_list_item_line_ends_an_open_span_so_its_failed_fence_opens_a_span_of_
         assert "probe2" not in called(events), n
 
 
+P0 = '<tool_calls><invoke name="probe0"></invoke></tool_calls>'
+
+
+def chunked(doc: str) -> list[list[str]]:
+    """``doc`` whole and cut every 1, 3 and 7 characters."""
+    return [[doc[i : i + n] for i in range(0, len(doc), n)] for n in (len(doc), 1, 3, 7)]
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        # Found by the property above (thorough profile): a list item's fence, a blank
+        # line, then a line indented four columns, left of the item's content (column
+        # 5): it ends the item and its fence, and is indented code, so its backtick is
+        # literal and the next line's code span holds probe0. callsieve used to take
+        # the fence line indented into the item for the start of a run of indented
+        # lines right under paragraph text ("see"), read the line as a lazy
+        # continuation of that paragraph, and open a span at its backtick, which the
+        # next line's first backtick closed: probe0 ran.
+        "\n\n\n\n\n\n   - see\n     ```\n\n    ~~~`\n `" + P0 + " `",
+        # The same through a line of the code block above it: "    ~~~" is code (after
+        # the blank), so "    ~~~`" goes on with it.
+        "   - see\n     ```\n\n    ~~~\n    ~~~`\n `" + P0 + " `",
+        # No blank line: right under the item's fence line there is no paragraph.
+        "   - see\n     ```\n    ~~~`\n `" + P0 + " `",
+        # A blank line ends a paragraph, even one whose last line was indented four
+        # columns: the indented line after it is code, not more of that paragraph.
+        "para\n    cont\n\n    code`\n`" + P0 + "`",
+    ],
+)
+def test_an_indented_line_where_no_paragraph_is_open_is_code_whatever_is_indented_above_it(doc: str) -> None:
+    in_code, excused = code_probes(doc)
+    assert "probe0" in in_code - excused, "the oracle says code"
+    for pieces in chunked(doc):
+        events = run(pieces)
+        assert "".join(e.raw for e in events) == doc
+        assert "probe0" not in called(events), len(pieces)
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        # "    y`" right under "text", the paragraph of the item at column 5, is a lazy
+        # continuation line, whatever the blank line above "text": its backtick opens a
+        # span, closed by the next line's first one, and the markup after that is
+        # prose, a call. callsieve used to take the blank line for the start of a run
+        # of indented lines, read "    y`" as indented code, and show the call.
+        "   - see\n\n     text\n    y`\n `" + P0 + " `",
+        # Under paragraph text a line that would be a fence line with less indentation
+        # is more of the paragraph, and so is the line under it: "`" opens a span that
+        # holds probe0.
+        "see `x`\n    ```\n    ~~~`" + P0 + "`",
+    ],
+)
+def test_an_indented_line_under_paragraph_text_continues_it_so_its_backtick_is_inline(doc: str) -> None:
+    in_code, excused = code_probes(doc)
+    assert not excused
+    for pieces in chunked(doc):
+        events = run(pieces)
+        assert called(events) == {"probe0"} - in_code, len(pieces)
+
+
 # Each finding of issue 12 as an example (findings 4 and 5) ------------------------------
 BLOCK = '<tool_calls><invoke name="rm"></invoke></tool_calls>'
 

@@ -187,29 +187,59 @@ def _late_number(m: "re.Match[str]") -> bool:
 
 def _indented_code(tail: str) -> bool:
     """The current line (after the last newline of ``tail``) is a line of an indented
-    code block: four columns past its container, in a run of such lines that follows a
-    blank line (an indented line right after paragraph text continues the paragraph)."""
+    code block (CommonMark): four columns past its container, with no paragraph open
+    for it to continue.
+
+    Whether a paragraph is open under a line depends on the lines above it, so they
+    are read from the first one that tells on its own: above the current line, the
+    lines indented four columns or more are passed up to a blank line or the window's
+    start (no paragraph open under it) or to a line indented less (one is open under
+    paragraph text, not under a heading, a fence line or a thematic break). From there
+    down, line by line: a line four columns past the container of the code block
+    above goes on with it; paragraph text, or a line four columns past its container,
+    under an open paragraph continues it (lazily, if left of its list item's
+    content); else a line four columns past its container starts a code block, and
+    any other line is paragraph text or a block of its own, as it reads. So a blank
+    line ends a paragraph whatever its last line's indentation, and a fence line
+    indented into a list item leaves no paragraph open, but under paragraph text a
+    line four columns past its container is more of it, whatever it reads like
+    (``    ---``, or a fence's run)."""
     k = tail.rfind("\n")
     if k < 0:
         return False
     current = tail[k + 1 :]
-    lead = _columns(current[: len(current) - len(current.lstrip(" \t"))])
-    if lead < 4:
-        return False  # (decided before splitting the window into lines: the common case)
-    lines = tail.split("\n")[1:]
-    before = tail[: tail.rfind("\n")]
-    if lead < _container(before, lead) + 4:
-        return False
-    after_blank = len(lines) == 1  # the line right before; the stream's start counts as blank
-    for line in reversed(lines[:-1]):
-        if not line.strip():
-            after_blank = True
-            continue
-        if _columns(line[: len(line) - len(line.lstrip(" \t"))]) < 4:
-            # (after a heading or a fence line too: no paragraph to continue)
-            return after_blank or not _paragraph_line(line)
-        after_blank = False
-    return after_blank
+    if _columns(current[: len(current) - len(current.lstrip(" \t"))]) < 4:
+        return False  # (decided before reading the lines above: the common case)
+    top = k  # the newline before the first line read down
+    para = False  # a paragraph is open under the line above
+    while True:
+        above = _line_before(tail, top)
+        if above is None or not above.strip():
+            break
+        if _columns(above[: len(above) - len(above.lstrip(" \t"))]) < 4:
+            para = _paragraph_line(above)
+            break
+        top -= len(above) + 1
+    code = -1  # the container of the code block the line above is in, or -1
+    while True:
+        end = tail.find("\n", top + 1)
+        if end < 0 and para:
+            return False  # (the current line continues the paragraph, whatever it reads as)
+        line = tail[top + 1 : end] if end >= 0 else tail[top + 1 :]
+        width = _columns(line[: len(line) - len(line.lstrip(" \t"))])
+        if code < 0 or width < code + 4:
+            if para and _paragraph_line(line):
+                code = -1
+            else:
+                c = _container(tail[:top], width)
+                if width < c + 4:
+                    code = -1
+                    para = _paragraph_line(line)
+                elif not para:
+                    code = c
+        if end < 0:
+            return code >= 0
+        top = end
 
 
 def _lead_columns(line: str) -> int:
