@@ -17,7 +17,11 @@ among them, so an item line shown in a fence could be taken for an item), and no
 empty list items: "- " under paragraph text is a setext heading's underline
 in CommonMark, or an empty sibling item when that paragraph is in a list item, and
 callsieve reads the lines before a fence only far enough to find its container
-(``prose._container``), not to tell those apart.
+(``prose._container``), not to tell those apart. For the same reason (fenced code among
+the lines before is not read again) a line of a list item's fence reads as paragraph
+text, and a line right under it that starts left of the item's content, ending the
+item and the fence, as a lazy continuation that keeps the item open: the generator
+puts a blank line before an unindented line while a fence in a list item may be open.
 """
 
 from __future__ import annotations
@@ -59,6 +63,9 @@ def markdown(draw: st.DrawFn) -> tuple[str, int]:
     probes = 0
     container = ""  # the indentation that keeps lines inside the current list item
     fenced = ""  # roughly: the run of the last fence line, until a line could close it
+    # the run of a fence that may be open: cleared only by a line that closes it (a
+    # fence also ends with its list item, which this does not follow)
+    open_run = ""
     for _ in range(draw(st.integers(1, 14))):
         kind = draw(st.integers(0, 9))
         if kind == 0:
@@ -75,16 +82,25 @@ def markdown(draw: st.DrawFn) -> tuple[str, int]:
             run_ = draw(RUN)
             lines.append(container + draw(INDENT) + draw(LIST) + run_ + draw(INFO))
             fenced = fenced or run_
+            open_run = open_run or run_
         elif kind == 4:  # a closing candidate: runs, indentation, trailing text
             run_ = draw(RUN)
-            lines.append(container + draw(st.sampled_from(["", " ", "  ", "   ", "    "])) + run_ + draw(TRAIL))
+            indent, trail = draw(st.sampled_from(["", " ", "  ", "   ", "    "])), draw(TRAIL)
+            lines.append(container + indent + run_ + trail)
             if fenced and run_[0] == fenced[0] and len(run_) >= len(fenced):
                 fenced = ""
+            if open_run and run_[0] == open_run[0] and len(run_) >= len(open_run) and len(indent) <= 3 \
+                    and not trail.strip():
+                open_run = ""
         elif kind in (5, 6):  # a probe on its own lines
             for line in probe_markup(probes, draw(st.integers(0, 2))):
                 lines.append(container + draw(INDENT) * 0 + line)
             probes += 1
         else:  # prose with code spans (balanced, unbalanced, across a line end), a probe inside or after
+            if open_run and container and lines and lines[-1].strip():
+                # (its first line is not indented into the item: never right under a
+                # line of the item's fence, see the module docstring)
+                lines.append("")
             ticks = draw(st.sampled_from(["`", "``", "```", "`` "]))
             close = draw(st.sampled_from([ticks, ticks, ticks.strip(), "`", "``", ""]))
             body = probe_markup(probes, draw(st.sampled_from([0, 2])))[0]
