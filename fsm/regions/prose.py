@@ -425,7 +425,10 @@ class ProseModel(ModelBase):
 
     def run_starts_afresh(self, ch: str) -> bool:
         """A run on a later line of an open span, on a line that interrupts the
-        paragraph: the span ended at that line's start, so the run is a new one."""
+        paragraph: the span ended at that line's start, so the run is a new one. So is
+        a run after a failed fence's run that closed the span (``fence_to_span``)."""
+        if self.span_len == 0:
+            return True
         if self.span_lines == 0:
             return False
         line = self._line()
@@ -502,7 +505,8 @@ class ProseModel(ModelBase):
 
     def open_fence(self, ch: str) -> None:
         # From inside inline code: the span this fence would end, kept in case the
-        # fence is none after all (a backtick in its info string), unless the line
+        # fence is none after all (a backtick in its info string: then the run closes
+        # that span if as long as its opening run, else is inside it), unless the line
         # ended the paragraph by itself (a list item's marker before the run), and the
         # span with it: then the run, no fence, opens a span of its own.
         self.fence_over_span = self.span_len if self.state == "span_run" and not self.run_starts_afresh(ch) else 0
@@ -516,8 +520,14 @@ class ProseModel(ModelBase):
 
     def fence_to_span(self, ch: str) -> None:
         """A backtick in a backtick fence's info string: no fence after all (CommonMark);
-        its run opened inline code instead, and this backtick is read in it."""
-        if self.fence_over_span:
+        its run opened inline code instead, or was inline in the span it would have
+        ended, and this backtick is read in it. As long as that span's opening run, it
+        closed the span: ``span_len`` 0 says no span is open, and ``run_starts_afresh``
+        reads this backtick's run as a new one, in prose. (Rather than a row of its own
+        to ``text``: the backtick's run is read where any run in an ended span is.)"""
+        if self.fence_over_span == self.fence_len:
+            self.span_len = 0
+        elif self.fence_over_span:
             self.span_len = self.fence_over_span  # the span it would have ended goes on
         else:
             self.span_len = self.fence_len
