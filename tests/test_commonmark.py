@@ -255,6 +255,21 @@ def test_a_failed_fences_run_as_long_as_the_open_span_closes_it() -> None:
         assert not called(events) & {"probe0", "probe2"}, len(pieces)
 
 
+def test_markers_one_after_another_open_nested_items_and_a_fence_in_the_inner_one_ends_with_it() -> None:
+    # Found by the property above (thorough profile). "- 1." opens an item holding an
+    # empty item (content column 5), which holds the fence below it; "  ```", left of
+    # column 5, ends the inner item and its fence and opens a fence in the outer item,
+    # which holds probe0. callsieve used to read only the first marker, put the fence
+    # in the outer item (column 2), closed it at "  ```", and ran probe0.
+    doc = "- 1.\n     ```\n  ```\n\n  " + P0
+    in_code, excused = code_probes(doc)
+    assert in_code - excused == {"probe0"}, "the oracle says code"
+    for pieces in chunked(doc):
+        events = run(pieces)
+        assert "".join(e.raw for e in events) == doc
+        assert "probe0" not in called(events), len(pieces)
+
+
 # Each finding of issue 12 as an example (findings 4 and 5) ------------------------------
 BLOCK = '<tool_calls><invoke name="rm"></invoke></tool_calls>'
 

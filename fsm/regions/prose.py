@@ -104,10 +104,21 @@ def _container(before: str, width: int, near: bool = False) -> int:
                 and (_empty_item(line) or _late_number(m)):
             m = None  # an empty item, or one numbered past 1, cannot interrupt a paragraph
         if m is not None:
-            spaces = _columns(m.group(1) + m.group(2) + m.group(3)) - _columns(m.group(1) + m.group(2))
-            content = _columns(m.group(1) + m.group(2)) + (spaces if 1 <= spaces <= 4 else 1)
-            if content <= least:
-                return content
+            # Markers one after another open items one inside another ("- 1. x", "- 1."):
+            # the innermost whose content column the line reaches is its container.
+            found = -1
+            while m is not None:
+                head = _columns(line[: m.end(2)])
+                spaces = _columns(line[: m.end(3)]) - head
+                content = head + (spaces if 1 <= spaces <= 4 else 1)
+                if content > least:
+                    break
+                found = content
+                if not 1 <= spaces <= 4:
+                    break  # (nothing follows, or the item's indented code)
+                m = LIST_ITEM.match(line, m.end())
+            if found >= 0:
+                return found
             least = min(least, lead)
         elif prev is None or not _paragraph_line(prev) or _starts_block("\n" + line):
             least = min(least, lead)
