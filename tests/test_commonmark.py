@@ -270,6 +270,23 @@ def test_markers_one_after_another_open_nested_items_and_a_fence_in_the_inner_on
         assert "probe0" not in called(events), len(pieces)
 
 
+def test_a_line_that_reads_like_a_fence_four_columns_past_its_item_under_paragraph_text_is_more_of_it() -> None:
+    # Found by the property above (thorough profile). "      ```" stands four columns
+    # past the item's content (column 2), right under its paragraph: no fence, more of
+    # the paragraph, so " `<probe0> `" under it is a lazy continuation and the item
+    # goes on; "    ```" after the blank lines opens a fence in the item, and probe1
+    # is in it. callsieve used to take "      ```" for a fence line by its look, and
+    # " `<probe0> `" for a line that ended the item: "    ```" was then no fence
+    # (four columns at the top level) and probe1 ran.
+    doc = "- see\n      ```\n `" + P0 + " `\n\n\n\n\n\n\n\n    ```\n  " + P0.replace("probe0", "probe1")
+    in_code, excused = code_probes(doc)
+    assert in_code - excused == {"probe0", "probe1"}, "the oracle says code"
+    for pieces in chunked(doc):
+        events = run(pieces)
+        assert "".join(e.raw for e in events) == doc
+        assert not called(events), len(pieces)
+
+
 # Each finding of issue 12 as an example (findings 4 and 5) ------------------------------
 BLOCK = '<tool_calls><invoke name="rm"></invoke></tool_calls>'
 

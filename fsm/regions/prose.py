@@ -74,7 +74,7 @@ LIST_ITEM = re.compile(r"([ \t]*)([-+*]|[0-9]{1,9}[.)])([ \t]+|\Z)")
 assert LINE_TAIL >= 64
 
 
-def _container(before: str, width: int, near: bool = False) -> int:
+def _container(before: str, width: int, near: bool = False, shallow: bool = False) -> int:
     """The content column of the innermost list item a line indented ``width`` columns
     belongs to, read from the lines ``before`` it (the recent visible text, oldest
     first), or 0. An item is open while no later line after a blank one starts left of
@@ -82,7 +82,8 @@ def _container(before: str, width: int, near: bool = False) -> int:
     close the item); a line in a deeper item belongs to it only if indented that far.
 
     ``near``: ``before`` is only the last lines of the window (``_container_near``):
-    -1 where the answer would depend on a line above them."""
+    -1 where the answer would depend on a line above them. ``shallow``: whether a
+    paragraph is open is told by each line's look alone (``_paragraph_open``)."""
     # The lines after the window's first newline, read from the last one back and split
     # off one at a time: most answers need the last line or two, not the whole window.
     end = len(before)
@@ -120,8 +121,14 @@ def _container(before: str, width: int, near: bool = False) -> int:
             if found >= 0:
                 return found
             least = min(least, lead)
-        elif prev is None or not _paragraph_line(prev) or _starts_block("\n" + line):
+        elif prev is None or _starts_block("\n" + line):
             least = min(least, lead)
+        else:
+            above = _paragraph_open(before, end, prev, near, shallow)
+            if above < 0:
+                return -1
+            if not above:
+                least = min(least, lead)
         if least == 0:
             return 0
         line = prev
@@ -156,6 +163,34 @@ def _container_near(s: str, lo: int, end: int, width: int) -> int:
             _NEAR.clear()
         _NEAR[key] = c
     return c
+
+
+def _paragraph_open(before: str, end: int, line: str, near: bool, shallow: bool) -> int:
+    """1 if a paragraph is open under ``line``, the line of ``before`` that ends at
+    ``end``, else 0; -1 where that depends on a line above ``before``'s first (``near``).
+
+    Told by the line's look (``_paragraph_line``), but for a line that reads like a
+    fence line, a heading or a thematic break four columns or more past its container
+    right under paragraph text: none of them is indented that far (CommonMark), so it
+    is more of the paragraph. Its container is read by its look alone (``shallow``):
+    one such line is asked about, not the ones above it too."""
+    if _paragraph_line(line):
+        return 1
+    if shallow or not line.strip():
+        return 0
+    lead = _columns(line[: len(line) - len(line.lstrip(" \t"))])
+    if lead < 4:
+        return 0
+    start = end - len(line) - 1
+    above = _line_before(before, start)
+    if above is None:
+        return -1 if near else 0
+    if not _paragraph_line(above):
+        return 0
+    c = _container(before[:start], lead, near, True)
+    if c < 0:
+        return -1
+    return 1 if lead >= c + 4 else 0
 
 
 def _line_before(text: str, end: int) -> str | None:
