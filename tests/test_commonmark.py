@@ -287,6 +287,21 @@ def test_a_line_that_reads_like_a_fence_four_columns_past_its_item_under_paragra
         assert not called(events), len(pieces)
 
 
+@pytest.mark.parametrize("rule", ["- --", "* * *", "- - -"])
+def test_a_thematic_break_that_reads_like_a_list_item_opens_no_item(rule: str) -> None:
+    # Found by a longer search of the property above. "- --" is a thematic break
+    # (CommonMark reads a break before an item): "  ```" under it opens a fence at the
+    # top level, which holds probe0. callsieve used to take the line for an item at
+    # column 2, open the fence in it, end it at the unindented line, and run probe0.
+    doc = rule + "\n  ```\n" + P0
+    in_code, excused = code_probes(doc)
+    assert in_code - excused == {"probe0"}, "the oracle says code"
+    for pieces in chunked(doc):
+        events = run(pieces)
+        assert "".join(e.raw for e in events) == doc
+        assert not called(events), len(pieces)
+
+
 # Each finding of issue 12 as an example (findings 4 and 5) ------------------------------
 BLOCK = '<tool_calls><invoke name="rm"></invoke></tool_calls>'
 

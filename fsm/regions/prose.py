@@ -57,6 +57,9 @@ HEADING_LINE = re.compile(r"\n(?:[ \t]*(?:[-+*]|[0-9]{1,9}[.)]|>)[ \t]+)*[ \t]*#
 SPAN_MAX_LINES = 8
 #: A setext heading's underline made of "-" (it reads like an empty list item).
 SETEXT = re.compile(r" {0,3}-+[ \t]*\Z")
+#: A thematic break made of "-" or "*" (``- - -``, ``- --``, ``* * *``): it reads like a
+#: list item, and CommonMark reads it as a break first.
+BREAK = re.compile(r" {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,})\Z")
 #: A run of one fence or span character (the state runs read runs whole).
 _RUN_OF = {"`": re.compile("`+"), "~": re.compile("~+")}
 _BLANKS = re.compile(r"[ \t]*")
@@ -101,6 +104,8 @@ def _container(before: str, width: int, near: bool = False, shallow: bool = Fals
         lead = _columns(line[: len(line) - len(line.lstrip(" \t"))])
         if m is not None and SETEXT.match(line) and prev is not None and prev.strip() and not _empty_item(prev):
             m = None  # "-" under paragraph text: a setext heading's underline, no item
+        elif m is not None and BREAK.match(line):
+            m = None  # a thematic break, no item (it closes items left of it, as a line)
         elif m is not None and prev is not None and _paragraph_line(prev) and LIST_ITEM.match(prev) is None \
                 and (_empty_item(line) or _late_number(m)):
             m = None  # an empty item, or one numbered past 1, cannot interrupt a paragraph
