@@ -11,17 +11,17 @@ indented code blocks (four spaces, no fence) are not treated as code, and a code
 span left open waits for its close only until the paragraph ends or
 ``prose.SPAN_MAX_LINES`` line ends have passed; the generator stays inside both
 bounds. The generator also
-writes no list-item lines after a fence line until a closing candidate (callsieve
-reads a fence's container from the lines before it without re-reading fenced code
-among them, so an item line shown in a fence could be taken for an item), and no
-empty list items: "- " under paragraph text is a setext heading's underline
-in CommonMark, or an empty sibling item when that paragraph is in a list item, and
-callsieve reads the lines before a fence only far enough to find its container
-(``prose._container``), not to tell those apart. For the same reason (fenced code among
-the lines before is not read again) a line of a list item's fence reads as paragraph
-text, and a line right under it that starts left of the item's content, ending the
-item and the fence, as a lazy continuation that keeps the item open: the generator
-puts a blank line before an unindented line while a fence in a list item may be open.
+writes no list-item lines while a fence may be open (callsieve reads a fence's
+container from the lines before it without re-reading fenced code among them, so an
+item line shown in a fence could be taken for an item), and no empty list items: "- "
+under paragraph text is a setext heading's underline in CommonMark, or an empty
+sibling item when that paragraph is in a list item, and callsieve reads the lines
+before a fence only far enough to find its container (``prose._container``), not to
+tell those apart. For the same reason (fenced code among the lines before is not read
+again) a line of a list item's fence reads as paragraph text, and a line right under
+it that starts left of the item's content, ending the item and the fence, as a lazy
+continuation that keeps the item open: the generator puts a blank line before such a
+line. (``put`` keeps every line to this.)
 """
 
 from __future__ import annotations
@@ -56,6 +56,14 @@ INFO = st.sampled_from(["", "", "python", "markdown", " json", "a`b", "x ~~~", "
 TRAIL = st.sampled_from(["", "", " ", "  \t", " x", "python", "`", "<tool_call>"])
 
 
+#: A line that reads like a list item's first line, and one that is an empty item.
+ITEMISH = re.compile(r" *(?:[-+*]|[0-9]{1,9}[.)])(?: |$)")
+EMPTY_ITEM = re.compile(r" *(?:[-+*]|[0-9]{1,9}[.)]) *$")
+#: A line that may open a fence (markers before its run open items it is in).
+OPENER = re.compile(r"( *)((?:(?:[-+*]|[0-9]{1,9}[.)]) +)*)(`{3,}|~{3,})")
+CLOSER = re.compile(r"( *)(`{3,}|~{3,})[ \t]*$")
+
+
 @st.composite
 def markdown(draw: st.DrawFn) -> tuple[str, int]:
     """A Markdown document with probes; returns it and the number of probes."""
@@ -63,44 +71,63 @@ def markdown(draw: st.DrawFn) -> tuple[str, int]:
     probes = 0
     container = ""  # the indentation that keeps lines inside the current list item
     fenced = ""  # roughly: the run of the last fence line, until a line could close it
-    # the run of a fence that may be open: cleared only by a line that closes it (a
-    # fence also ends with its list item, which this does not follow)
+    # The run of a fence that may be open (any line that may open one counts), until a
+    # line surely closes it or ends the list item it is in; that item's content column
+    # (0: at the top level).
     open_run = ""
+    item_col = 0
+
+    def put(line: str) -> None:
+        """Add a line, kept within what callsieve reads as CommonMark does (module
+        docstring): while a fence may be open, no line reads like a list item, and one
+        that ends the fence's list item stands after a blank line; no empty items."""
+        nonlocal open_run, item_col
+        lead = len(line) - len(line.lstrip(" "))
+        if open_run and item_col and line.strip() and lead < item_col:
+            if lines and lines[-1].strip():
+                lines.append("")
+            open_run, item_col = "", 0  # (the line ends the item, and its fence)
+        if (open_run and ITEMISH.match(line)) or EMPTY_ITEM.match(line):
+            line = line[:lead] + "x " + line[lead:]
+        lines.append(line)
+        if open_run:
+            c = CLOSER.match(line)
+            if c and c.group(2)[0] == open_run[0] and len(c.group(2)) >= len(open_run) \
+                    and item_col <= len(c.group(1)) <= item_col + 3:
+                open_run, item_col = "", 0
+        else:
+            o = OPENER.match(line)
+            if o:
+                open_run = o.group(3)
+                item_col = len(o.group(1)) + len(o.group(2)) if o.group(2) else \
+                    (len(container) if len(o.group(1)) >= len(container) else 0)
+
     for _ in range(draw(st.integers(1, 14))):
         kind = draw(st.integers(0, 9))
         if kind == 0:
-            lines.append("")
+            put("")
             if draw(st.booleans()):
                 container = ""
-        elif kind == 1 and not fenced:  # a list item: what follows may be indented into it
+        elif kind == 1 and not fenced and not open_run:  # a list item: what follows may be indented into it
             marker = draw(LIST) or "- "
             # (never empty: an empty item and a setext underline "- " are not told
             # apart by callsieve, see the module docstring)
-            lines.append(draw(INDENT) + marker + " ".join(draw(st.lists(WORDS, min_size=1, max_size=3))))
+            put(draw(INDENT) + marker + " ".join(draw(st.lists(WORDS, min_size=1, max_size=3))))
             container = " " * (len(lines[-1]) - len(lines[-1].lstrip()) + len(marker))
         elif kind in (2, 3):  # a fence opener (possibly opening a list item)
             run_ = draw(RUN)
-            lines.append(container + draw(INDENT) + draw(LIST) + run_ + draw(INFO))
+            put(container + draw(INDENT) + draw(LIST) + run_ + draw(INFO))
             fenced = fenced or run_
-            open_run = open_run or run_
         elif kind == 4:  # a closing candidate: runs, indentation, trailing text
             run_ = draw(RUN)
-            indent, trail = draw(st.sampled_from(["", " ", "  ", "   ", "    "])), draw(TRAIL)
-            lines.append(container + indent + run_ + trail)
+            put(container + draw(st.sampled_from(["", " ", "  ", "   ", "    "])) + run_ + draw(TRAIL))
             if fenced and run_[0] == fenced[0] and len(run_) >= len(fenced):
                 fenced = ""
-            if open_run and run_[0] == open_run[0] and len(run_) >= len(open_run) and len(indent) <= 3 \
-                    and not trail.strip():
-                open_run = ""
         elif kind in (5, 6):  # a probe on its own lines
             for line in probe_markup(probes, draw(st.integers(0, 2))):
-                lines.append(container + draw(INDENT) * 0 + line)
+                put(container + draw(INDENT) * 0 + line)
             probes += 1
         else:  # prose with code spans (balanced, unbalanced, across a line end), a probe inside or after
-            if open_run and container and lines and lines[-1].strip():
-                # (its first line is not indented into the item: never right under a
-                # line of the item's fence, see the module docstring)
-                lines.append("")
             ticks = draw(st.sampled_from(["`", "``", "```", "`` "]))
             close = draw(st.sampled_from([ticks, ticks, ticks.strip(), "`", "``", ""]))
             body = probe_markup(probes, draw(st.sampled_from([0, 2])))[0]
@@ -112,7 +139,8 @@ def markdown(draw: st.DrawFn) -> tuple[str, int]:
             if draw(st.booleans()):
                 text += probe_markup(probes, 0)[0]
                 probes += 1
-            lines.extend((container + t if k else t) for k, t in enumerate(text.split("\n")))
+            for k, t in enumerate(text.split("\n")):
+                put(container + t if k else t)
     return "\n".join(lines), probes
 
 
