@@ -7,21 +7,22 @@ tool. Whatever markdown-it-py renders as code (a fence or a code span) must come
 of callsieve as text: a probe inside code is never a call.
 
 Where callsieve must differ from CommonMark (see README, "CommonMark contexts"):
-indented code blocks (four spaces, no fence) are not treated as code, and a code
-span left open waits for its close only until the paragraph ends or
+indented code blocks (four spaces, no fence) are not treated as code, and a code span
+left open waits for its close only until the paragraph ends or
 ``prose.SPAN_MAX_LINES`` line ends have passed; the generator stays inside both
-bounds. The generator also
-writes no list-item lines while a fence may be open (callsieve reads a fence's
-container from the lines before it without re-reading fenced code among them, so an
-item line shown in a fence could be taken for an item), and no empty list items: "- "
-under paragraph text is a setext heading's underline in CommonMark, or an empty
-sibling item when that paragraph is in a list item, and callsieve reads the lines
-before a fence only far enough to find its container (``prose._container``), not to
-tell those apart. For the same reason (fenced code among the lines before is not read
-again) a line of a list item's fence reads as paragraph text, and a line right under
-it that starts left of the item's content, ending the item and the fence, as a lazy
-continuation that keeps the item open: the generator puts a blank line before such a
-line. (``put`` keeps every line to this.)
+bounds. The generator also writes no list-item lines while a fence may be open
+(callsieve reads a fence's container from the lines before it without re-reading
+fenced code among them, so an item line shown in a fence could be taken for an item),
+and no empty list items: "- " under paragraph text is a setext heading's underline in
+CommonMark, or an empty sibling item when that paragraph is in a list item, and
+callsieve reads the lines before a fence only far enough to find its container
+(``prose._container``), not to tell those apart; nor lines that could start an HTML
+block (``<b>`` alone), which callsieve reads as paragraph text. For the same reason
+(fenced code among the lines before is not read again) a line of a list item's fence
+reads as paragraph text, and a line right under it that starts left of the item's
+content, ending the item and the fence, as a lazy continuation that keeps the item
+open: the generator puts a blank line before such a line. (``put`` keeps every line to
+this.)
 """
 
 from __future__ import annotations
@@ -59,8 +60,12 @@ TRAIL = st.sampled_from(["", "", " ", "  \t", " x", "python", "`", "<tool_call>"
 #: A line that reads like a list item's first line, and one that is an empty item.
 ITEMISH = re.compile(r" *(?:[-+*]|[0-9]{1,9}[.)])(?: |$)")
 EMPTY_ITEM = re.compile(r" *(?:[-+*]|[0-9]{1,9}[.)]) *$")
-#: A line that may open a fence (markers before its run open items it is in).
-OPENER = re.compile(r"( *)((?:(?:[-+*]|[0-9]{1,9}[.)]) +)*)(`{3,}|~{3,})")
+#: A line that may open a fence (markers before its run open items it is in; a
+#: backtick fence's info string holds no backtick).
+OPENER = re.compile(r"( *)((?:(?:[-+*]|[0-9]{1,9}[.)]) +)*)(`{3,}(?=[^`]*$)|~{3,})")
+#: A line that is an HTML block's first line if no paragraph is open (an inline tag
+#: alone, after list markers).
+HTML_LINE = re.compile(r" *(?:(?:[-+*]|[0-9]{1,9}[.)]) +)*</?[a-z]+> *$")
 CLOSER = re.compile(r"( *)(`{3,}|~{3,})[ \t]*$")
 
 
@@ -80,9 +85,12 @@ def markdown(draw: st.DrawFn) -> tuple[str, int]:
     def put(line: str) -> None:
         """Add a line, kept within what callsieve reads as CommonMark does (module
         docstring): while a fence may be open, no line reads like a list item, and one
-        that ends the fence's list item stands after a blank line; no empty items."""
+        that ends the fence's list item stands after a blank line; no empty items, and
+        no line that could be an HTML block."""
         nonlocal open_run, item_col
         lead = len(line) - len(line.lstrip(" "))
+        if HTML_LINE.match(line):
+            line += " x"
         if open_run and item_col and line.strip() and lead < item_col:
             if lines and lines[-1].strip():
                 lines.append("")
@@ -97,7 +105,8 @@ def markdown(draw: st.DrawFn) -> tuple[str, int]:
                 open_run, item_col = "", 0
         else:
             o = OPENER.match(line)
-            if o:
+            if o and (len(o.group(1)) - len(container) <= 3 if len(o.group(1)) >= len(container)
+                      else len(o.group(1)) <= 3):
                 open_run = o.group(3)
                 item_col = len(o.group(1)) + len(o.group(2)) if o.group(2) else \
                     (len(container) if len(o.group(1)) >= len(container) else 0)
