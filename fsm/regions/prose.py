@@ -57,6 +57,9 @@ HEADING_LINE = re.compile(r"\n(?:[ \t]*(?:[-+*]|[0-9]{1,9}[.)]|>)[ \t]+)*[ \t]*#
 SPAN_MAX_LINES = 8
 #: A setext heading's underline made of "-" (it reads like an empty list item).
 SETEXT = re.compile(r" {0,3}-+[ \t]*\Z")
+#: A thematic break made of "-" or "*" (``- - -``, ``- --``, ``* * *``): it reads like a
+#: list item, and CommonMark reads it as a break first.
+BREAK = re.compile(r" {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,})\Z")
 #: A run of one fence or span character (the state runs read runs whole).
 _RUN_OF = {"`": re.compile("`+"), "~": re.compile("~+")}
 _BLANKS = re.compile(r"[ \t]*")
@@ -74,7 +77,7 @@ LIST_ITEM = re.compile(r"([ \t]*)([-+*]|[0-9]{1,9}[.)])([ \t]+|\Z)")
 assert LINE_TAIL >= 64
 
 
-def _container(before: str, width: int, near: bool = False) -> int:
+def _container(before: str, width: int, near: bool = False, shallow: bool = False) -> int:
     """The content column of the innermost list item a line indented ``width`` columns
     belongs to, read from the lines ``before`` it (the recent visible text, oldest
     first), or 0. An item is open while no later line after a blank one starts left of
@@ -82,7 +85,8 @@ def _container(before: str, width: int, near: bool = False) -> int:
     close the item); a line in a deeper item belongs to it only if indented that far.
 
     ``near``: ``before`` is only the last lines of the window (``_container_near``):
-    -1 where the answer would depend on a line above them."""
+    -1 where the answer would depend on a line above them. ``shallow``: whether a
+    paragraph is open is told by each line's look alone (``_paragraph_open``)."""
     # The lines after the window's first newline, read from the last one back and split
     # off one at a time: most answers need the last line or two, not the whole window.
     end = len(before)
@@ -100,17 +104,36 @@ def _container(before: str, width: int, near: bool = False) -> int:
         lead = _columns(line[: len(line) - len(line.lstrip(" \t"))])
         if m is not None and SETEXT.match(line) and prev is not None and prev.strip() and not _empty_item(prev):
             m = None  # "-" under paragraph text: a setext heading's underline, no item
+        elif m is not None and BREAK.match(line):
+            m = None  # a thematic break, no item (it closes items left of it, as a line)
         elif m is not None and prev is not None and _paragraph_line(prev) and LIST_ITEM.match(prev) is None \
                 and (_empty_item(line) or _late_number(m)):
             m = None  # an empty item, or one numbered past 1, cannot interrupt a paragraph
         if m is not None:
-            spaces = _columns(m.group(1) + m.group(2) + m.group(3)) - _columns(m.group(1) + m.group(2))
-            content = _columns(m.group(1) + m.group(2)) + (spaces if 1 <= spaces <= 4 else 1)
-            if content <= least:
-                return content
+            # Markers one after another open items one inside another ("- 1. x", "- 1."):
+            # the innermost whose content column the line reaches is its container.
+            found = -1
+            while m is not None:
+                head = _columns(line[: m.end(2)])
+                spaces = _columns(line[: m.end(3)]) - head
+                content = head + (spaces if 1 <= spaces <= 4 else 1)
+                if content > least:
+                    break
+                found = content
+                if not 1 <= spaces <= 4:
+                    break  # (nothing follows, or the item's indented code)
+                m = LIST_ITEM.match(line, m.end())
+            if found >= 0:
+                return found
             least = min(least, lead)
-        elif prev is None or not _paragraph_line(prev) or _starts_block("\n" + line):
+        elif prev is None or _starts_block("\n" + line):
             least = min(least, lead)
+        else:
+            above = _paragraph_open(before, end, prev, near, shallow)
+            if above < 0:
+                return -1
+            if not above:
+                least = min(least, lead)
         if least == 0:
             return 0
         line = prev
@@ -145,6 +168,34 @@ def _container_near(s: str, lo: int, end: int, width: int) -> int:
             _NEAR.clear()
         _NEAR[key] = c
     return c
+
+
+def _paragraph_open(before: str, end: int, line: str, near: bool, shallow: bool) -> int:
+    """1 if a paragraph is open under ``line``, the line of ``before`` that ends at
+    ``end``, else 0; -1 where that depends on a line above ``before``'s first (``near``).
+
+    Told by the line's look (``_paragraph_line``), but for a line that reads like a
+    fence line, a heading or a thematic break four columns or more past its container
+    right under paragraph text: none of them is indented that far (CommonMark), so it
+    is more of the paragraph. Its container is read by its look alone (``shallow``):
+    one such line is asked about, not the ones above it too."""
+    if _paragraph_line(line):
+        return 1
+    if shallow or not line.strip():
+        return 0
+    lead = _columns(line[: len(line) - len(line.lstrip(" \t"))])
+    if lead < 4:
+        return 0
+    start = end - len(line) - 1
+    above = _line_before(before, start)
+    if above is None:
+        return -1 if near else 0
+    if not _paragraph_line(above):
+        return 0
+    c = _container(before[:start], lead, near, True)
+    if c < 0:
+        return -1
+    return 1 if lead >= c + 4 else 0
 
 
 def _line_before(text: str, end: int) -> str | None:
@@ -187,29 +238,59 @@ def _late_number(m: "re.Match[str]") -> bool:
 
 def _indented_code(tail: str) -> bool:
     """The current line (after the last newline of ``tail``) is a line of an indented
-    code block: four columns past its container, in a run of such lines that follows a
-    blank line (an indented line right after paragraph text continues the paragraph)."""
+    code block (CommonMark): four columns past its container, with no paragraph open
+    for it to continue.
+
+    Whether a paragraph is open under a line depends on the lines above it, so they
+    are read from the first one that tells on its own: above the current line, the
+    lines indented four columns or more are passed up to a blank line or the window's
+    start (no paragraph open under it) or to a line indented less (one is open under
+    paragraph text, not under a heading, a fence line or a thematic break). From there
+    down, line by line: a line four columns past the container of the code block
+    above goes on with it; paragraph text, or a line four columns past its container,
+    under an open paragraph continues it (lazily, if left of its list item's
+    content); else a line four columns past its container starts a code block, and
+    any other line is paragraph text or a block of its own, as it reads. So a blank
+    line ends a paragraph whatever its last line's indentation, and a fence line
+    indented into a list item leaves no paragraph open, but under paragraph text a
+    line four columns past its container is more of it, whatever it reads like
+    (``    ---``, or a fence's run)."""
     k = tail.rfind("\n")
     if k < 0:
         return False
     current = tail[k + 1 :]
-    lead = _columns(current[: len(current) - len(current.lstrip(" \t"))])
-    if lead < 4:
-        return False  # (decided before splitting the window into lines: the common case)
-    lines = tail.split("\n")[1:]
-    before = tail[: tail.rfind("\n")]
-    if lead < _container(before, lead) + 4:
-        return False
-    after_blank = len(lines) == 1  # the line right before; the stream's start counts as blank
-    for line in reversed(lines[:-1]):
-        if not line.strip():
-            after_blank = True
-            continue
-        if _columns(line[: len(line) - len(line.lstrip(" \t"))]) < 4:
-            # (after a heading or a fence line too: no paragraph to continue)
-            return after_blank or not _paragraph_line(line)
-        after_blank = False
-    return after_blank
+    if _columns(current[: len(current) - len(current.lstrip(" \t"))]) < 4:
+        return False  # (decided before reading the lines above: the common case)
+    top = k  # the newline before the first line read down
+    para = False  # a paragraph is open under the line above
+    while True:
+        above = _line_before(tail, top)
+        if above is None or not above.strip():
+            break
+        if _columns(above[: len(above) - len(above.lstrip(" \t"))]) < 4:
+            para = _paragraph_line(above)
+            break
+        top -= len(above) + 1
+    code = -1  # the container of the code block the line above is in, or -1
+    while True:
+        end = tail.find("\n", top + 1)
+        if end < 0 and para:
+            return False  # (the current line continues the paragraph, whatever it reads as)
+        line = tail[top + 1 : end] if end >= 0 else tail[top + 1 :]
+        width = _columns(line[: len(line) - len(line.lstrip(" \t"))])
+        if code < 0 or width < code + 4:
+            if para and _paragraph_line(line):
+                code = -1
+            else:
+                c = _container(tail[:top], width)
+                if width < c + 4:
+                    code = -1
+                    para = _paragraph_line(line)
+                elif not para:
+                    code = c
+        if end < 0:
+            return code >= 0
+        top = end
 
 
 def _lead_columns(line: str) -> int:
@@ -395,7 +476,10 @@ class ProseModel(ModelBase):
 
     def run_starts_afresh(self, ch: str) -> bool:
         """A run on a later line of an open span, on a line that interrupts the
-        paragraph: the span ended at that line's start, so the run is a new one."""
+        paragraph: the span ended at that line's start, so the run is a new one. So is
+        a run after a failed fence's run that closed the span (``fence_to_span``)."""
+        if self.span_len == 0:
+            return True
         if self.span_lines == 0:
             return False
         line = self._line()
@@ -472,7 +556,8 @@ class ProseModel(ModelBase):
 
     def open_fence(self, ch: str) -> None:
         # From inside inline code: the span this fence would end, kept in case the
-        # fence is none after all (a backtick in its info string), unless the line
+        # fence is none after all (a backtick in its info string: then the run closes
+        # that span if as long as its opening run, else is inside it), unless the line
         # ended the paragraph by itself (a list item's marker before the run), and the
         # span with it: then the run, no fence, opens a span of its own.
         self.fence_over_span = self.span_len if self.state == "span_run" and not self.run_starts_afresh(ch) else 0
@@ -486,8 +571,14 @@ class ProseModel(ModelBase):
 
     def fence_to_span(self, ch: str) -> None:
         """A backtick in a backtick fence's info string: no fence after all (CommonMark);
-        its run opened inline code instead, and this backtick is read in it."""
-        if self.fence_over_span:
+        its run opened inline code instead, or was inline in the span it would have
+        ended, and this backtick is read in it. As long as that span's opening run, it
+        closed the span: ``span_len`` 0 says no span is open, and ``run_starts_afresh``
+        reads this backtick's run as a new one, in prose. (Rather than a row of its own
+        to ``text``: the backtick's run is read where any run in an ended span is.)"""
+        if self.fence_over_span == self.fence_len:
+            self.span_len = 0
+        elif self.fence_over_span:
             self.span_len = self.fence_over_span  # the span it would have ended goes on
         else:
             self.span_len = self.fence_len
