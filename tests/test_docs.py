@@ -117,3 +117,47 @@ def test_readme_has_one_reasoning_example_per_family_and_each_is_true() -> None:
     for name, d in REGISTRY.items():
         if d.reasoning or d.headers:
             assert f"`{name}`" in declared, name
+
+
+def _contract_rows() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## The contract, and the test that proves each point", 1)[1].split("\n## ", 1)[0]
+    return [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| point")]
+
+
+def _test_names(path: Path) -> set[str]:
+    return set(re.findall(r"^\s*def (test_\w+)", path.read_text(encoding="utf-8"), re.M))
+
+
+def test_every_test_the_contract_table_names_exists() -> None:
+    # The table is the map from each contract point to its proof: a test renamed or
+    # removed must not leave it pointing at nothing. Names are written whole, with a
+    # trailing "*" for a family, or "..._" for the end of a name (the file is the one
+    # named before it in the cell, or any file).
+    files = {p.name: _test_names(p) for p in (ROOT / "tests").glob("test_*.py")}
+    every = set().union(*files.values())
+    rows = _contract_rows()
+    assert len(rows) >= 8
+    checked = 0
+    for row in rows:
+        proof = row.rsplit("|", 2)[-2]
+        for ref in re.findall(r"`([^`]+)`", proof):
+            m = re.fullmatch(r"(?:(test_\w+\.py)(?:::)?)?((?:\.\.\._|test_)[\w]*\*?)?", ref)
+            if m is None or not (m.group(1) or m.group(2)):
+                continue  # (a command, a module: not a test)
+            file, name = m.group(1), m.group(2)
+            if file is not None:
+                assert file in files, f"README's contract table names {file}, which does not exist"
+            if name is None:
+                continue
+            pool = files[file] if file is not None else every
+            if name.startswith("..._"):
+                suffix = name[3:].rstrip("*")
+                hits = [t for t in pool if suffix in t] if name.endswith("*") else [t for t in pool if t.endswith(suffix)]
+            elif name.endswith("*"):
+                hits = [t for t in pool if t.startswith(name[:-1])]
+            else:
+                hits = [t for t in pool if t == name]
+            assert hits, f"README's contract table names {ref}, which matches no test"
+            checked += 1
+    assert checked >= 30
