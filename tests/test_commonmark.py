@@ -10,7 +10,8 @@ Where callsieve must differ from CommonMark (see README, "CommonMark contexts"):
 indented code blocks (four spaces, no fence) are not treated as code, and a code span
 left open waits for its close only until the paragraph ends or
 ``prose.SPAN_MAX_LINES`` line ends have passed; the generator stays inside both
-bounds. The generator also writes no list-item lines while a fence may be open
+bounds. A block released as text is not read again for Markdown: probes after one that
+holds a backtick or a tilde are excused (``after_released_ticks``). The generator also writes no list-item lines while a fence may be open
 (callsieve reads a fence's container from the lines before it without re-reading
 fenced code among them, so an item line shown in a fence could be taken for an item),
 and no empty list items: "- " under paragraph text is a setext heading's underline in
@@ -32,6 +33,7 @@ import re
 import pytest
 from hypothesis import given, strategies as st
 
+import callsieve
 from strategies import chunks, run
 
 markdown_it = pytest.importorskip("markdown_it")
@@ -183,14 +185,61 @@ def called(events: list[object]) -> set[str]:
     return {getattr(e, "name") for e in events if type(e).__name__ == "ToolCall"}
 
 
+#: Diagnostics of a block released as text (or dropped: then the Diagnostic holds it).
+RELEASED = ("malformed_block", "unterminated_block", "block_too_large")
+
+
+def after_released_ticks(doc: str, pieces: list[str]) -> set[str]:
+    """Probes that stand after a block released as text whose raw holds a backtick or a
+    tilde: callsieve does not read a released block again for Markdown (README, "CommonMark
+    contexts"), so a fence or span it would open opens nothing. The same stream is run
+    with ``on_malformed="drop"`` to see each released block's raw on its Diagnostic."""
+    start = None
+    for e in run(pieces, on_malformed="drop"):
+        if isinstance(e, callsieve.Diagnostic) and e.code in RELEASED and ("`" in e.raw or "~" in e.raw):
+            start = e.offset
+            break
+    if start is None:
+        return set()
+    return {m.group() for m in PROBE.finditer(doc) if m.start() > start}
+
+
 @given(st.data())
 def test_what_commonmark_renders_as_code_is_never_a_call(data: st.DataObject) -> None:
     doc, _n = data.draw(markdown())
     in_code, excused = code_probes(doc)
-    events = run(data.draw(chunks(doc)))
+    pieces = data.draw(chunks(doc))
+    events = run(pieces)
     assert "".join(e.raw for e in events) == doc
     wrong = (in_code - excused) & called(events)
+    if wrong:
+        wrong -= after_released_ticks(doc, pieces)
     assert not wrong, (doc, sorted(wrong))
+
+
+# Found by the deep run (issue 12 item 7): "```" is taken for a GLM call's name, the block
+# reads on and turns out malformed, and is released as text with its fence line in it.
+# CommonMark reads that line as a fence (after the indented code line above it), so the
+# rest of the document is code; callsieve reads the released block as no Markdown at all,
+# so the span on the last lines closes before probe3, which runs. A limitation (README):
+# strict, so that a fix shows here.
+RELEASED_FENCE = ("    ```<tool_call>\n  ```\n\n `" + '<tool_calls><invoke name="probe1"></invoke></tool_calls>'
+                  + " `\nsee see see `" + '<tool_calls><invoke name="probe2"></invoke></tool_calls>'
+                  + "\n    ` and " + '<tool_calls><invoke name="probe3"></invoke></tool_calls>')
+
+
+def test_a_fence_line_inside_a_released_block_is_excused_by_the_property() -> None:
+    in_code, excused = code_probes(RELEASED_FENCE)
+    assert in_code - excused == {"probe1", "probe2", "probe3"}, "the oracle says code"
+    events = run([RELEASED_FENCE])
+    assert called(events) == {"probe3"}  # (what the strict xfail below says is wrong)
+    assert after_released_ticks(RELEASED_FENCE, [RELEASED_FENCE]) == {"probe1", "probe2", "probe3"}
+
+
+@pytest.mark.xfail(strict=True, reason="a block released as text is not read again for Markdown (README)")
+def test_a_fence_line_inside_a_released_block_opens_a_fence() -> None:
+    for pieces in chunked(RELEASED_FENCE):
+        assert not called(run(pieces)), len(pieces)
 
 
 def test_a_list_item_line_ends_an_open_span_so_its_failed_fence_opens_a_span_of_its_own() -> None:
