@@ -22,8 +22,9 @@ block (``<b>`` alone), which callsieve reads as paragraph text. For the same rea
 (fenced code among the lines before is not read again) a line of a list item's fence
 reads as paragraph text, and a line right under it that starts left of the item's
 content, ending the item and the fence, as a lazy continuation that keeps the item
-open: the generator puts a blank line before such a line. (``put`` keeps every line to
-this.)
+open: the generator puts a blank line before every line that starts left of a fence's
+run while the fence may be open (it cannot always tell which item a fence is in).
+(``put`` keeps every line to this.)
 """
 
 from __future__ import annotations
@@ -83,20 +84,23 @@ def markdown(draw: st.DrawFn) -> tuple[str, int]:
     # (0: at the top level).
     open_run = ""
     item_col = 0
+    open_col = 0  # the column of that fence's run
 
     def put(line: str) -> None:
         """Add a line, kept within what callsieve reads as CommonMark does (module
         docstring): while a fence may be open, no line reads like a list item, and one
-        that ends the fence's list item stands after a blank line; no empty items, and
-        no line that could be an HTML block."""
-        nonlocal open_run, item_col
+        that starts left of the fence's run stands after a blank line (it may end the
+        list item the fence is in, which the generator does not always know of: an item
+        line written as prose); no empty items, and no line that could be an HTML block."""
+        nonlocal open_run, item_col, open_col
         lead = len(line) - len(line.lstrip(" "))
         if HTML_LINE.match(line):
             line += " x"
-        if open_run and item_col and line.strip() and lead < item_col:
+        if open_run and line.strip() and lead < open_col:
             if lines and lines[-1].strip():
                 lines.append("")
-            open_run, item_col = "", 0  # (the line ends the item, and its fence)
+            if item_col and lead < item_col:
+                open_run, item_col = "", 0  # (the line ends the item, and its fence)
         if (open_run and ITEMISH.match(line)) or EMPTY_ITEM.match(line):
             line = line[:lead] + "x " + line[lead:]
         lines.append(line)
@@ -110,6 +114,7 @@ def markdown(draw: st.DrawFn) -> tuple[str, int]:
             if o and (len(o.group(1)) - len(container) <= 3 if len(o.group(1)) >= len(container)
                       else len(o.group(1)) <= 3):
                 open_run = o.group(3)
+                open_col = len(o.group(1)) + len(o.group(2))
                 item_col = len(o.group(1)) + len(o.group(2)) if o.group(2) else \
                     (len(container) if len(o.group(1)) >= len(container) else 0)
 
