@@ -11,7 +11,8 @@ indented code blocks (four spaces, no fence) are not treated as code, and a code
 left open waits for its close only until the paragraph ends or
 ``prose.SPAN_MAX_LINES`` line ends have passed; the generator stays inside both
 bounds. A block released as text is not read again for Markdown: probes after one that
-holds a backtick or a tilde are excused (``after_released_ticks``). The generator also writes no list-item lines while a fence may be open
+holds a backtick or a tilde are excused (``after_released_ticks``). The generator also
+writes no list-item lines while a fence may be open
 (callsieve reads a fence's container from the lines before it without re-reading
 fenced code among them, so an item line shown in a fence could be taken for an item),
 and no empty list items: "- " under paragraph text is a setext heading's underline in
