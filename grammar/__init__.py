@@ -24,7 +24,7 @@ from callsieve.grammar.api import (
     validate,
 )
 from callsieve.grammar.errors import GrammarError, UnknownDialectError
-from callsieve.grammar.registry import REGISTRY, register, resolve
+from callsieve.grammar.registry import ALIASES, REGISTRY, register, resolve
 from callsieve.grammar.states import Region
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "validate",
     "GrammarError",
     "UnknownDialectError",
+    "ALIASES",
     "REGISTRY",
     "register",
     "resolve",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import re
 from typing import Iterable
 
 from callsieve.grammar import deepseek, dsml, glm45, harmony, hermes, kimi_k2, minimax_m2, mistral, qwen3_coder, xml
@@ -17,6 +19,42 @@ REGISTRY: dict[str, Dialect] = {
 }
 #: The built-in names; ``Sieve()`` (dialects=None) enables these, not registered extras.
 BUILTIN: tuple[str, ...] = tuple(REGISTRY)
+
+#: The names other serving stacks give these formats (vLLM's and SGLang's
+#: ``--tool-call-parser`` values, their parser files' stems), each to the built-in
+#: dialect that reads the same wire format. Looked up after the registry, spelled as
+#: :func:`canonical_name` spells them (``minimax-m2`` is ``minimax_m2``), so switching
+#: from a server's parser is one name. Sources: shared/reference/dialects.md §11 and
+#: dialects-long-tail.md §0.
+ALIASES: dict[str, str] = {
+    # DeepSeek V3.2 and V4 DSML (vLLM deepseek_v32, SGLang deepseekv32/deepseekv4)
+    "deepseek_v32": "dsml",
+    "deepseekv32": "dsml",
+    "deepseek_v4": "dsml",
+    "deepseekv4": "dsml",
+    "deepseekv3": "deepseek_v3",
+    "deepseek_r1": "deepseek_v3",
+    "deepseekv31": "deepseek_v31",
+    # Qwen3-Coder XML: vLLM's qwen3_xml and mimo share its engine parser; SGLang
+    # routes step3p5 to its Qwen3-Coder detector
+    "qwen3_xml": "qwen3_coder",
+    "qwen3coder": "qwen3_coder",
+    "mimo": "qwen3_coder",
+    "step3p5": "qwen3_coder",
+    # Hermes JSON: SGLang's qwen25 and qwen detectors
+    "qwen25": "hermes",
+    "qwen": "hermes",
+    # GLM-4.7 / GLM-5 (vLLM glm47; SGLang glm4_moe / glm47_moe)
+    "glm47": "glm45",
+    "glm4_moe": "glm45",
+    "glm47_moe": "glm45",
+    "kimik2": "kimi_k2",
+    "minimax": "minimax_m2",
+    # gpt-oss harmony (vLLM openai, SGLang gpt-oss)
+    "openai": "harmony",
+    "gpt_oss": "harmony",
+    "gptoss": "harmony",
+}
 _checked: set[Dialect] = set()
 
 
@@ -43,21 +81,55 @@ def register(dialect: Dialect, *, replace: bool = False) -> Dialect:
     return dialect
 
 
+def canonical_name(name: str) -> str:
+    """A dialect name as the registry and :data:`ALIASES` spell it: lower case, ``_``
+    for ``-`` and spaces (servers write ``minimax-m2``, ``gpt-oss``)."""
+    return re.sub(r"[-\s]+", "_", name.strip().lower())
+
+
+def lookup(name: str) -> Dialect | None:
+    """The dialect a name or alias stands for, or None."""
+    if name in REGISTRY:
+        return REGISTRY[name]
+    key = canonical_name(name)
+    if key in REGISTRY:
+        return REGISTRY[key]
+    target = ALIASES.get(key)
+    return REGISTRY.get(target) if target is not None else None
+
+
+def _unknown(d: object) -> UnknownDialectError:
+    names = list(REGISTRY)
+    hint = ""
+    if isinstance(d, str):
+        close = difflib.get_close_matches(canonical_name(d), names + list(ALIASES), n=1)
+        if close:
+            target = ALIASES.get(close[0])
+            hint = f" (did you mean {close[0]!r}" + (f", the {target} dialect" if target else "") + "?)"
+    return UnknownDialectError(f"unknown dialect {d!r}{hint}; known: {', '.join(names)}, "
+                               "and the server parser names in callsieve.grammar.ALIASES")
+
+
 def resolve(dialects: Iterable[str | Dialect] | str | Dialect | None) -> tuple[Dialect, ...]:
-    """Dialect objects for names (``None``: all built-in); unknown names raise."""
+    """Dialect objects for names or aliases (``None``: all built-in); unknown names raise.
+
+    A string may list several names separated by commas (``"hermes,qwen3_coder"``),
+    as the command line's ``--dialects`` does."""
     if dialects is None:
         return tuple(_checked_dialect(REGISTRY[n]) for n in BUILTIN)
-    if isinstance(dialects, (str, Dialect)):
+    if isinstance(dialects, str):
+        dialects = [n for n in (p.strip() for p in dialects.split(",")) if n]
+    elif isinstance(dialects, Dialect):
         dialects = [dialects]
     out: list[Dialect] = []
     for d in dialects:
         if isinstance(d, Dialect):
             out.append(_checked_dialect(d))
             continue
-        if not isinstance(d, str) or d not in REGISTRY:
-            known = ", ".join(REGISTRY)
-            raise UnknownDialectError(f"unknown dialect {d!r}; known: {known}")
-        out.append(_checked_dialect(REGISTRY[d]))
+        found = lookup(d) if isinstance(d, str) else None
+        if found is None:
+            raise _unknown(d)
+        out.append(_checked_dialect(found))
     if not out:
         raise UnknownDialectError("no dialect given")
     names = [d.name for d in out]

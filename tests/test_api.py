@@ -180,3 +180,40 @@ def test_grammar_imports_on_its_own() -> None:
 def test_builtin_dialects_pass_validation() -> None:
     for d in grammar.REGISTRY.values():
         grammar.validate(d)
+
+
+# The names vLLM's and SGLang's --tool-call-parser take resolve to the dialect that reads
+# the same wire format (DESIGN.md: aliases), spelled either way.
+@pytest.mark.parametrize(
+    ("alias", "dialect"),
+    [
+        ("deepseek_v32", "dsml"), ("qwen3_xml", "qwen3_coder"), ("qwen25", "hermes"), ("glm47", "glm45"),
+        ("minimax-m2", "minimax_m2"), ("openai", "harmony"), ("gpt-oss", "harmony"), ("gpt_oss", "harmony"),
+        ("GLM47", "glm45"),
+    ],
+)
+def test_server_parser_names_resolve_to_their_dialect(alias: str, dialect: str) -> None:
+    assert [d.name for d in callsieve.Sieve(dialects=[alias]).dialects] == [dialect]
+    assert callsieve.grammar.ALIASES.get(alias.lower().replace("-", "_"), dialect) == dialect
+
+
+def test_an_alias_reads_the_markup_of_its_dialect() -> None:
+    text = 'Hi <tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>'
+    r = callsieve.parse(text, dialects="qwen3_xml")
+    assert [c.name for c in r.calls] == ["f"] and r.text == "Hi "
+
+
+def test_a_comma_separated_string_names_several_dialects() -> None:
+    assert [d.name for d in callsieve.Sieve(dialects="hermes, glm47").dialects] == ["hermes", "glm45"]
+
+
+def test_a_misspelt_dialect_gets_a_suggestion() -> None:
+    with pytest.raises(callsieve.UnknownDialectError, match=r"did you mean 'hermes'\?"):
+        callsieve.Sieve(dialects=["hermez"])
+    with pytest.raises(callsieve.UnknownDialectError, match=r"did you mean 'glm47', the glm45 dialect\?"):
+        callsieve.Sieve(dialects=["glm-4.7"])
+
+
+def test_an_alias_and_its_dialect_together_are_one_dialect_given_twice() -> None:
+    with pytest.raises(callsieve.UnknownDialectError, match="given twice"):
+        callsieve.Sieve(dialects=["glm45", "glm47"])

@@ -29,6 +29,7 @@ from typing import IO, Any, Iterator
 
 import callsieve
 from callsieve.events import Event
+from callsieve.grammar.registry import lookup
 
 TYPE_NAMES: dict[type, str] = {
     callsieve.Text: "text",
@@ -105,7 +106,7 @@ def dialects_of(args: argparse.Namespace) -> list[str] | None:
         return None
     names = [n.strip() for spec in args.dialect for n in spec.split(",") if n.strip()]
     for n in names:
-        if n not in callsieve.DIALECTS:
+        if lookup(n) is None:  # a dialect's name or a server parser's (ALIASES)
             raise UsageError(f"unknown dialect {n!r} (known: {', '.join(callsieve.DIALECTS)})")
     if not names:
         raise UsageError("--dialect needs a name")
