@@ -211,3 +211,15 @@ def test_a_fork_is_the_only_thing_prose_listens_for() -> None:
     r = callsieve.parse(doc, dialects=["hermes", "qwen3_coder"], reasoning=False)
     assert [(c.dialect, c.name) for c in r.calls] == [("hermes", "f")]
     assert r.text == "a  b"
+
+
+def test_the_whole_vocabulary_is_importable_from_callsieve_grammar() -> None:
+    # README's "Add a dialect" writes its examples with these names from one import.
+    import callsieve.grammar as g
+    from callsieve.grammar import api
+
+    for name in ("Alt", "Opt", "Capture", "JsonArgs", "JsonCall", "JsonCalls", "Prefix", "Variant", "Seq", "Many",
+                 "Block", "Call", "Param", "Raw", "JsonValue", "Choose", "Marker", "ValueStyle", "Header", "HeaderCase",
+                 "Reasoning", "Dialect"):
+        assert getattr(g, name) is getattr(api, name), name
+        assert name in g.__all__, name
