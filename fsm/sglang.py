@@ -128,7 +128,7 @@ class CallsieveDetector(BaseFormatDetector):
             "SGLang constrains to its JSON array of calls instead)")
 
 
-class CallsieveReasoningDetector(sglang_reasoning.BaseReasoningFormatDetector):  # type: ignore[misc]
+class CallsieveReasoningDetector(sglang_reasoning.BaseReasoningFormatDetector):
     """An SGLang reasoning detector over :class:`callsieve.Sieve` (see the module doc)."""
 
     dialects: ClassVar[tuple[str, ...] | None] = None
