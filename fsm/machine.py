@@ -270,7 +270,7 @@ class _Composer:
         kinds = {lf.kind for layout in layouts for lf in layout.leaves}
         if "capture" in kinds:
             regions.append(capture.REGION)
-        if kinds & {"json_args", "json_call"}:
+        if kinds & {"json_args", "json_call", "json_calls"}:
             regions.append(json_body.REGION)
         for d in self.dialects:
             regions += d.regions
@@ -498,6 +498,8 @@ class _Composer:
                         firsts.append(x.marker)
                     elif x.kind in ("json_args", "json_call"):
                         firsts.append(Marker(r"\{", ("{",), "{"))
+                    elif x.kind == "json_calls":
+                        firsts.append(Marker(r"\[", ("[",), "["))
                     else:
                         raise GrammarError(
                             f"dialect {layout.dialect.name}: its opener {lf.label()!r} is shared and what follows it "

@@ -265,10 +265,11 @@ def _document(draw: st.DrawFn, d: Dialect) -> tuple[str, Expected]:
     pieces: list[str] = []
     text: list[str] = []
     calls: list[tuple[str, dict[str, Any]]] = []
-    # Blocks that end where the grammar stops (bare DSML invokes, Mistral) hold the
-    # whitespace after them until what follows decides: whitespace alone between two
-    # such blocks is their separator, not prose. The generator keeps it unambiguous.
-    bare = any(b.open is None for b in d.blocks)
+    # Blocks that end where the grammar stops (bare DSML invokes, Mistral, Granite's
+    # close-less array) hold the whitespace after them until what follows decides:
+    # whitespace alone between two such blocks is their separator, not prose. The
+    # generator keeps it unambiguous.
+    bare = any(b.open is None or b.close is None or b.close_optional for b in d.blocks)
     stray = _prefix_chars(d)
     for k in range(draw(st.integers(0, 3))):
         prose = draw(PROSE)

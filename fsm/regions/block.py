@@ -474,8 +474,9 @@ class BlockModel(TagModel):
                         c.args[key] = raw[start:end]
                 c.spans = None
         tail = ""
-        if b.spec.bare and not b.closed:
-            # Spaces after the last markup of a bare block are prose again (the
+        if not b.closed:
+            # A block that ended where its grammar stops (bare, or with no close or an
+            # optional one): spaces after its last markup are prose again (the
             # positions between markers hold only whitespace).
             cut = len(raw.rstrip(" \t\r\n"))
             raw, tail = raw[:cut], raw[cut:]

@@ -259,10 +259,12 @@ def _exceptions_allowed(members: Sequence[str]) -> int:
     """How many states of a box an edge from its border may name as not having it.
 
     Each is named in the label ("from every state in the box but …"), so a few stay
-    readable: one in a box of four to seven states, two from eight, three from twelve.
+    readable: one in a box of four to seven states, two from eight, three from twelve,
+    and in a large box (the overview's tool block, every dialect's positions) one in
+    eight, which names each position where a bare block ends complete.
     A box of fewer than four has none: there the separate edges read as easily.
     """
-    return min(3, len(members) // 4)
+    return min(max(3, len(members) // 8), len(members) // 4)
 
 
 def _collapse(edges: list[Edge], clusters: list[Cluster], rows: list[Row], chars: Sequence[str]) -> list[Edge]:
@@ -637,11 +639,16 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
     # stacked in the gap beside the box. The shared text (``rbrace / j_close_body``) is
     # written once, each exit's guard and destination a line under it. With one exit
     # (a dialect's own view) there is nothing to stack with and the arrow keeps it.
+    # So are a dialect position's exits into the bodies (a capture, a JSON body) where
+    # several dialects are drawn: one position may lead into several bodies (Mistral's
+    # name or array), and their labels stack in the gap beside its box the same way.
+    dialect_names = {layout.dialect.name for layout in m.layouts}
+    listing = _COMPACT | (dialect_names if len(dialect_names) > 1 else frozenset())
     leaving: dict[str, list[Edge]] = {}
     for e in edges:
         src = e.sources[0]
         if (len(e.sources) == 1 and not e.cluster and not e.marker and src != e.dest and e.dest != _HUB
-                and owner.get(src) in _COMPACT and owner.get(e.dest) != owner[src]):
+                and owner.get(src) in listing and owner.get(e.dest) != owner[src]):
             leaving.setdefault(src, []).append(e)
     exits = {src: es for src, es in leaving.items() if len(es) > 1}
     unlabelled = {id(e) for es in (*listed.values(), *exits.values()) for e in es}
@@ -654,9 +661,11 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
     title = f'<<b><font point-size="16">{_h(view.title)}</font></b><br/><font point-size="10">{_h(sub)}</font>>'
     for k, v in (
         # ranksep 0.5, not 0.45: with the JSON body's states, measured with label_overlaps,
-        # 0.45 lets dot stack two of the overview's labels at one rank; nodesep 0.4, not 0.3:
-        # with the nine dialects and the spill self-loops, 0.3 stacks two hub labels.
-        ("graph", [("rankdir", "LR"), ("compound", "true"), ("newrank", "true"), ("nodesep", "0.4"),
+        # 0.45 lets dot stack two of the overview's labels at one rank; nodesep 0.5, not 0.4:
+        # with the long tail's dialects, 0.4 stacks a JSON value label on a GLM one (0.3
+        # stacked two hub labels with nine dialects and the spill self-loops); a trace's
+        # path picture, a strip for a screen, keeps 0.4.
+        ("graph", [("rankdir", "LR"), ("compound", "true"), ("newrank", "true"), ("nodesep", "0.4" if path_only else "0.5"),
                    ("ranksep", "0.5"), ("fontname", "Helvetica"), ("fontsize", "12"), ("labelloc", "t"), ("label", title)]),
         ("node", [("shape", "box"), ("style", "rounded,filled"), ("fillcolor", "white"), ("fontname", "Helvetica"),
                   ("fontsize", "11"), ("margin", "0.08,0.04")]),
