@@ -475,9 +475,9 @@ class BlockModel(TagModel):
                 c.spans = None
         tail = ""
         if not b.closed:
-            # A block that ended where its grammar stops (bare, or with no close or an
-            # optional one): spaces after its last markup are prose again (the
-            # positions between markers hold only whitespace).
+            # Spaces after the last markup of a block that ends where its grammar stops
+            # (no close read) are prose again (positions between markers hold only
+            # whitespace).
             cut = len(raw.rstrip(" \t\r\n"))
             raw, tail = raw[:cut], raw[cut:]
         for c in b.calls:
