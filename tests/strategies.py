@@ -26,6 +26,7 @@ DIALECTS: list[Dialect] = list(REGISTRY.values())
 LITERALS: list[str] = sorted(
     {ex for d in DIALECTS for m in d.markers() for ex in m.examples}
     | {ex for d in DIALECTS for _m, v in d.variants() for ex in v.examples}
+    | {ex for d in DIALECTS for m in d.framing for ex in m.examples}
     | {ex for m in reasoning.MARKERS for ex in m.examples}
     | set(cdata.CDATA_OPEN.examples)
     | {"]]>", "]]", "```\n", "```", "~~~\n", "`", "\n```\n", "&amp;", "&lt;", "&#65;", "&am"}
@@ -60,10 +61,16 @@ def chunks(draw: st.DrawFn, text: str) -> list[str]:
 
 def framing(raw: str) -> bool:
     """``raw`` of an empty-text Text is framing: harmony tokens or a message header
-    (``<|start|>…<|message|>``), which ride in raw and never in text."""
+    (``<|start|>…<|message|>``), or a dialect's framing tokens (``<|END_OF_TURN_TOKEN|>``),
+    which ride in raw and never in text."""
     import re
 
-    return re.fullmatch(r"<\|[a-z]+\|>(?:.*<\|[a-z]+\|>)?", raw, re.S) is not None
+    return (re.fullmatch(r"<\|[a-z]+\|>(?:.*<\|[a-z]+\|>)?", raw, re.S) is not None
+            or re.fullmatch(_FRAMING, raw) is not None)
+
+
+#: A run of the dialects' framing tokens.
+_FRAMING = "(?:" + "|".join(sorted({m.pattern for d in DIALECTS for m in d.framing}) or ["(?!)"]) + ")+"
 
 
 #: ``Sieve(calls_in_reasoning=...)``: every policy.

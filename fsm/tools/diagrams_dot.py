@@ -45,7 +45,9 @@ Drawing rules (the legend in each picture says the same to its reader):
    any one JSON dialect overlapped under the former rule, sending every other exit by
    the bottom). Listed inside the state, no two such labels exist: a node's label is
    laid out as part of the node, which dot never overlaps with another. A state with
-   one exit (a dialect's own view) keeps its label on the arrow.
+   one exit (a dialect's own view) keeps its label on the arrow. Where several dialects
+   are drawn, a dialect's position with several exits into bodies (Mistral's name or
+   array: the capture, the JSON body) lists them the same way.
 
 The text is deterministic: everything is emitted in declaration order, with no ids.
 """
@@ -88,8 +90,9 @@ _BLOCK = "cluster_block"
 #: less to an auditor than where a body leads, and as labelled arrows between its
 #: eleven states they cover one another; the same holds for the CommonMark prose states
 #: (fence info, tails, list lines) and CDATA's bracket counting, measured with
-#: label_overlaps on every view.
-_COMPACT = frozenset({"json_body", "prose", "cdata"})
+#: label_overlaps on every view; so for the JSON value's three states (a string, its
+#: escapes), whose moves stacked on the labels of the dialects' positions beside them.
+_COMPACT = frozenset({"json_body", "prose", "cdata", "json"})
 #: Characters of the drawing's own notation (explained in the legend); any other
 #: character outside Latin-1 is named by code point there, since it may render as an
 #: empty box without a CJK font.
@@ -661,11 +664,9 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
     title = f'<<b><font point-size="16">{_h(view.title)}</font></b><br/><font point-size="10">{_h(sub)}</font>>'
     for k, v in (
         # ranksep 0.5, not 0.45: with the JSON body's states, measured with label_overlaps,
-        # 0.45 lets dot stack two of the overview's labels at one rank; nodesep 0.5, not 0.4:
-        # with the long tail's dialects, 0.4 stacks a JSON value label on a GLM one (0.3
-        # stacked two hub labels with nine dialects and the spill self-loops); a trace's
-        # path picture, a strip for a screen, keeps 0.4.
-        ("graph", [("rankdir", "LR"), ("compound", "true"), ("newrank", "true"), ("nodesep", "0.4" if path_only else "0.5"),
+        # 0.45 lets dot stack two of the overview's labels at one rank; nodesep 0.4, not 0.3:
+        # with the nine dialects and the spill self-loops, 0.3 stacks two hub labels.
+        ("graph", [("rankdir", "LR"), ("compound", "true"), ("newrank", "true"), ("nodesep", "0.4"),
                    ("ranksep", "0.5"), ("fontname", "Helvetica"), ("fontsize", "12"), ("labelloc", "t"), ("label", title)]),
         ("node", [("shape", "box"), ("style", "rounded,filled"), ("fillcolor", "white"), ("fontname", "Helvetica"),
                   ("fontsize", "11"), ("margin", "0.08,0.04")]),
