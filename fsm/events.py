@@ -113,13 +113,37 @@ class ToolCall:
 
 @_fast_init
 @dataclass(frozen=True, slots=True)
+class ToolCallAbandoned:
+    """A call whose ``ToolCallStart`` was streamed and that will never complete: its
+    block proved malformed after it, the stream ended inside it (a response cut by
+    ``max_tokens``), it passed ``max_block_chars``, or ``unknown_tool="text"`` released
+    its block. No ``ToolCall`` follows for ``index``, and none of its markup ever
+    reaches ``Text`` (contract point 2, *shown once*): it is here, in ``raw``.
+
+    ``index``, ``id``, ``name``: those of its ``ToolCallStart``; ``reason``: the code of
+    the ``Diagnostic`` that follows and says why (``malformed_block``,
+    ``unterminated_block``, ``block_too_large``, ``unknown_tool``); ``raw``: the input of
+    the call's markup read so far (for the first abandoned call of a block, from the
+    block's open on; for the last, up to where the block was given up). The arguments
+    fragments already streamed for ``index`` never form a complete JSON object: a
+    call's closing ``}`` is sent only with its ``ToolCall``."""
+
+    index: int
+    id: str
+    name: str
+    reason: str
+    raw: str
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
     """Something worth knowing: a malformed block released as text, an unknown tool,
     a value that did not fit its schema. ``offset`` is a character offset in the stream.
 
     ``code`` is one of: ``malformed_block``, ``unterminated_block``, ``block_too_large``
     (the block is released by policy ``on_malformed``; calls it had started are
-    abandoned), ``unknown_tool`` and ``dropped_call`` (policy ``unknown_tool``),
+    abandoned: a ``ToolCallAbandoned`` each, before the Diagnostic, holds their markup), ``unknown_tool`` and ``dropped_call`` (policy ``unknown_tool``),
     ``type_mismatch`` (a value kept as its raw string), ``stray_reasoning_close``
     (``</think>`` without ``<think>``), ``reasoning_closed_by_call`` (a tool-call
     block ended unclosed reasoning, policy ``calls_in_reasoning``); the tolerances, each saying what was assumed
@@ -137,7 +161,7 @@ class Diagnostic:
     raw: str = ""
 
 
-Event = Union[Text, Reasoning, ToolCallStart, ToolCallDelta, ToolCall, Diagnostic]
+Event = Union[Text, Reasoning, ToolCallStart, ToolCallDelta, ToolCall, ToolCallAbandoned, Diagnostic]
 
 
 def merged(events: list[Event]) -> list[Event]:

@@ -32,9 +32,10 @@ Theory of operation:
    ``response.reasoning_text.delta`` per piece, then ``response.reasoning_text.done`` and
    ``output_item.done`` (content ``[{"type": "reasoning_text", "text": ...}]``) as soon as
    something else follows it in the text, or the part ends.
-6. A call whose block proves malformed after it was started is abandoned by the sieve:
-   its item is closed with ``status: "incomplete"`` (and the arguments streamed so far)
-   when the part's text is done, and its markup comes back as text (``on_malformed``).
+6. A call whose block proves malformed (or is cut by the end of the stream) after it was
+   started is abandoned by the sieve (``ToolCallAbandoned``): its item is closed at once
+   with ``status: "incomplete"`` (and the arguments streamed so far, which never form a
+   whole JSON object); its markup never reaches the text (shown once).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from callsieve.events import Event, Reasoning, Text, ToolCall, ToolCallDelta, ToolCallStart
+from callsieve.events import Event, Reasoning, Text, ToolCall, ToolCallAbandoned, ToolCallDelta, ToolCallStart
 from callsieve.openai import _get, _replace, StreamSieve
 from callsieve.sieve import Sieve
 
@@ -238,6 +239,8 @@ class ResponsesSieve:
                     out += self._add_call(part, e.index, e.id, e.name)
                     out += self._args_delta(part.calls[e.index], e.arguments_json)
                 out += self._finish_call(part.calls[e.index], "completed")
+            elif isinstance(e, ToolCallAbandoned) and e.index in part.calls:
+                out += self._finish_call(part.calls[e.index], "incomplete")
         return out
 
     def _close(self, part: _Part) -> list[Any]:

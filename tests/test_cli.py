@@ -319,10 +319,13 @@ def test_on_malformed_raise_is_one_line_and_exit_2_after_the_events_before_it(
     assert err.count("\n") == 1 and err.startswith("callsieve: error: ") and "(--on-malformed raise)" in err
     assert "Traceback" not in err
     assert [e["text"] for e in _events(out) if e["type"] == "text"] == ["Before.\n"]
-    # The same input without the policy is not an error: the block comes back as text.
+    # The same input without the policy is not an error: the call that had started is
+    # abandoned, its markup on that event, never text.
     rc, out, err = _cli(["parse", str(src)], capsys)
     assert rc == 0 and err == ""
-    assert "".join(e["text"] for e in _events(out) if e["type"] == "text") == src.read_text()
+    assert "".join(e["text"] for e in _events(out) if e["type"] == "text") == "Before.\n"
+    (gone,) = [e for e in _events(out) if e["type"] == "tool_call_abandoned"]
+    assert gone["raw"] == src.read_text()[len("Before.\n"):] and gone["reason"] == "unterminated_block"
 
 
 @pytest.mark.parametrize("argv", [["demo", "--chunk", "0"], ["demo", "--chunk", "-3"], ["demo", "--colour"], ["frobnicate"]])
