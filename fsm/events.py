@@ -147,7 +147,7 @@ class Diagnostic:
     ``type_mismatch`` (a value kept as its raw string), ``stray_reasoning_close``
     (``</think>`` without ``<think>``), ``reasoning_closed_by_call`` (a tool-call
     block ended unclosed reasoning, policy ``calls_in_reasoning``); the tolerances, each saying what was assumed
-    (README, "What models really emit"; none under ``Sieve(strict=True)``):
+    (docs/tolerances.md; none under ``Sieve(strict=True)``):
     ``missing_block_open``, ``implied_param_close``, ``implied_call_close``,
     ``dsml_variant``, ``python_literal``, ``repeated_param_array``, ``call_id_variant``,
     ``unwrapped_arguments``, ``doubled_key_close``,

@@ -161,16 +161,22 @@ class Marker:
     label: str = ""
     variants: tuple[Variant, ...] = ()
     prefixes: tuple[Prefix, ...] = ()
+    #: Where the marker may stand, in prose or reasoning: "" anywhere; ``"word"``
+    #: not right after a letter, digit or ``_`` (Phi-4-mini's ``functools[`` is no
+    #: marker in ``myfunctools[``); ``"line"`` at the start of a line (after spaces or
+    #: tabs only, or at the stream's start). What counts as "before" is what the state
+    #: read: the visible text (a block of calls included), or the reasoning.
+    anchor: str = ""
 
     def as_variant(self, v: Variant) -> "Marker":
         """The variant as a marker of its own (what a matcher listens for)."""
-        return Marker(v.pattern, v.examples, v.label or f"{self.shown()} ~{v.code}")
+        return Marker(v.pattern, v.examples, v.label or f"{self.shown()} ~{v.code}", anchor=self.anchor)
 
     def with_prefix(self, p: Prefix) -> "Marker":
         """The marker written after the stray prefix, as a marker of its own. (Examples:
         the first prefix before every example, every prefix before the first.)"""
         examples = tuple(p.examples[0] + ex for ex in self.examples) + tuple(pe + self.examples[0] for pe in p.examples[1:])
-        return Marker(p.pattern + "(?:" + self.pattern + ")", examples, f"~{p.examples[0]}{self.shown()}")
+        return Marker(p.pattern + "(?:" + self.pattern + ")", examples, f"~{p.examples[0]}{self.shown()}", anchor=self.anchor)
 
     def shown(self) -> str:
         return self.label or self.examples[0]
@@ -490,6 +496,12 @@ class Dialect:
     reasoning: tuple[Reasoning, ...] = ()
     #: Message headers deciding their bodies (harmony): ``Header``.
     headers: tuple[Header, ...] = ()
+    #: Framing: tokens its models write around text or calls that are no part of a
+    #: block or a header (Command's ``<|START_TEXT|>``, ``<|END_OF_TURN_TOKEN|>``;
+    #: ERNIE's ``<response>``). Standing in prose they ride in the ``raw`` of an empty
+    #: ``Text`` (never in any ``text``), in reasoning in ``Reasoning.raw``; anywhere
+    #: else they mean nothing (data in a value, markup a block did not expect).
+    framing: tuple[Marker, ...] = ()
     #: How visible text stands in a document of this dialect, for property tests (a
     #: harmony final or commentary message); None: as it is.
     wrap_text: Callable[[str, int], str] | None = field(default=None, compare=False)
@@ -638,8 +650,8 @@ def validate(dialect: Dialect) -> None:
     """Raise :class:`GrammarError` naming the dialect, the marker and the rule it breaks."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", dialect.name):
         raise GrammarError(f"dialect name {dialect.name!r}: use lower_snake_case")
-    if not dialect.blocks and not dialect.regions and not dialect.reasoning:
-        raise GrammarError(f"dialect {dialect.name}: declares no block, no region and no reasoning")
+    if not dialect.blocks and not dialect.regions and not dialect.reasoning and not dialect.framing:
+        raise GrammarError(f"dialect {dialect.name}: declares no block, no region, no reasoning and no framing")
     by_header = {id(n) for b in dialect.blocks if not b.prose for n in _walk((b,)) if isinstance(n, Call)}
     for h in dialect.headers:
         for m in (h.end, *(m for m, _ in h.starts), *(m for m, _ in h.parts), *h.ends, *h.tokens):
@@ -720,6 +732,8 @@ def validate(dialect: Dialect) -> None:
             if not re.fullmatch(r"\[(?:[^\]\\^]|\\.)+\]|\\?[^\\()|?*+{}\[\].^$]", p.pattern) or first_chars(p.pattern) is None:
                 raise GrammarError(f"{where}: a prefix is one character, a literal or a class of literal characters")
             validate_marker(m.with_prefix(p), where)
+    for m in dialect.framing:
+        validate_marker(m, f"dialect {dialect.name}, framing marker {m.shown()!r}")
     for r in dialect.reasoning:
         for m in (r.open, r.close):
             validate_marker(m, f"dialect {dialect.name}, reasoning marker {m.shown()!r}")
@@ -857,6 +871,8 @@ def validate_marker(m: Marker, where: str) -> None:
         raise GrammarError(f"{where}: pattern {m.pattern!r} does not compile: {e}") from None
     if not m.examples:
         raise GrammarError(f"{where}: give at least one example literal (rule 3)")
+    if m.anchor not in ("", "word", "line"):
+        raise GrammarError(f"{where}: anchor {m.anchor!r}: one of '' (anywhere), 'word' or 'line'")
     starts = first_chars(m.pattern)
     if not starts:
         raise GrammarError(

@@ -493,9 +493,10 @@ class BlockModel(TagModel):
                         c.args[key] = raw[start:end]
                 c.spans = None
         tail = ""
-        if b.spec.bare and not b.closed:
-            # Spaces after the last markup of a bare block are prose again (the
-            # positions between markers hold only whitespace).
+        if not b.closed:
+            # Spaces after the last markup of a block that ends where its grammar stops
+            # (no close read) are prose again (positions between markers hold only
+            # whitespace).
             cut = len(raw.rstrip(" \t\r\n"))
             raw, tail = raw[:cut], raw[cut:]
         for c in b.calls:

@@ -57,6 +57,14 @@ def dialect_dot(dialects: Sequence[Dialect | str]) -> str:
     return render_dot(view_of(dialects))
 
 
+def have_graphviz_package() -> bool:
+    """Whether the ``graphviz`` Python package (the ``diagrams`` extra) is installed:
+    ``transitions``' GraphMachine, which every view is read from, needs it."""
+    import importlib.util
+
+    return importlib.util.find_spec("graphviz") is not None
+
+
 def have_dot() -> bool:
     """Whether Graphviz's ``dot`` is on PATH (the pictures need it; ``.dot`` text does not)."""
     return shutil.which("dot") is not None
@@ -271,6 +279,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     fmts = _formats(args)
+    if not have_graphviz_package():
+        raise UsageError("the diagrams need the graphviz package, which transitions draws with: "
+                         "pip install 'callsieve[diagrams]'")
     try:
         selected = _dialect_names(args)
         if args.trace:
