@@ -569,9 +569,10 @@ class BlockModel(TagModel):
             why += f"; calls {[c.index for c in streamed]} abandoned"
             b.abandoned = True
             self.abandon(streamed, raw, code)
-            diag = Diagnostic(code, why, b.start)
+            policy = self.cfg.on_malformed
+            diag = Diagnostic(code, why + ("; dropped" if policy == "drop" else "; raised" if policy == "raise" else ""), b.start)
             self._emit(diag)
-            if self.cfg.on_malformed == "raise":
+            if policy == "raise":
                 raise MalformedBlockError(f"{code} at offset {b.start}: {why}", diag)
             return
         if b.tolerance:
