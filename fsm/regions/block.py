@@ -525,7 +525,7 @@ class BlockModel(TagModel):
                 if not c.known:
                     self._emit(Diagnostic("unknown_tool", f"call to {c.name!r}, which is not in tools; "
                                           f"its {b.dialect_name} block is " + ("abandoned" if streamed else "released as text")
-                                          + note, b.start, ""))
+                                          + note, b.start, "", "released"))
             if not streamed:
                 self._text(raw)
             if tail:
@@ -534,8 +534,9 @@ class BlockModel(TagModel):
         kept = [c.index is not None and (c.known or policy == "call") for c in b.calls]
         for (c, start, end), keep in zip(_segments(b.calls, kept, len(raw)), kept):
             piece = raw if (start == 0 and end == len(raw)) else raw[start:end]
-            if not c.known:
-                self._emit(Diagnostic("unknown_tool", f"call to {c.name!r}, which is not in tools", b.start, ""))
+            if not c.known:  # kept as a call (the default policy), or dropped
+                self._emit(Diagnostic("unknown_tool", f"call to {c.name!r}, which is not in tools", b.start, "",
+                                      "tolerated" if keep else "dropped"))
             for problem in c.problems or ():
                 self._emit(Diagnostic("type_mismatch", problem, b.start))
             if keep:
@@ -570,7 +571,9 @@ class BlockModel(TagModel):
             b.abandoned = True
             self.abandon(streamed, raw, code)
             policy = self.cfg.on_malformed
-            diag = Diagnostic(code, why + ("; dropped" if policy == "drop" else "; raised" if policy == "raise" else ""), b.start)
+            # (severity: the markup left the text under "drop" and "raise"; else the code's own)
+            diag = Diagnostic(code, why + ("; dropped" if policy == "drop" else "; raised" if policy == "raise" else ""), b.start,
+                              "", "dropped" if policy in ("drop", "raise") else "")
             self._emit(diag)
             if policy == "raise":
                 raise MalformedBlockError(f"{code} at offset {b.start}: {why}", diag)
@@ -578,10 +581,10 @@ class BlockModel(TagModel):
         if b.tolerance:
             # A block that is itself a deviation and did not hold up: the markup was
             # prose mentioning a marker. It is text, whatever on_malformed says.
-            self._emit(Diagnostic(code, why + "; released as text", b.start))
+            self._emit(Diagnostic(code, why + "; released as text", b.start, "", "noise"))
             self._text(raw)
             return
-        self.release_text(raw, b.start, code, why)
+        self.release_text(raw, b.start, code, why, bool(b.calls))
 
     def abandon(self, streamed: list[Call], raw: str, reason: str) -> None:
         """A ``ToolCallAbandoned`` for each streamed call of a block given up, the
@@ -594,19 +597,24 @@ class BlockModel(TagModel):
             self._emit(ToolCallAbandoned(c.index, c.id, c.name, reason, raw[start:end]))
             c.closing = ""
 
-    def release_text(self, raw: str, start: int, code: str, why: str) -> None:
+    def release_text(self, raw: str, start: int, code: str, why: str, calls_begun: bool = False) -> None:
+        """Release a block's (or a held opener's) input as ``on_malformed`` says. Its
+        Diagnostic's severity: ``dropped`` when the input left the text (``"drop"``,
+        ``"raise"``), ``noise`` for a malformed block in which no call had begun (most
+        often prose that mentions a marker), else the code's own (``released``)."""
         policy = self.cfg.on_malformed
         if policy == "drop":
-            self._emit(Diagnostic(code, why + "; dropped", start, raw))
+            self._emit(Diagnostic(code, why + "; dropped", start, raw, "dropped"))
             return
         if policy == "raise":
             # The block's input rides on the Diagnostic (as under "drop"), and the
             # Diagnostic is the last of the events decided so far: the Sieve hands them
             # all to the caller on the exception (MalformedBlockError.events).
-            diag = Diagnostic(code, why + "; raised", start, raw)
+            diag = Diagnostic(code, why + "; raised", start, raw, "dropped")
             self._emit(diag)
             raise MalformedBlockError(f"{code} at offset {start}: {why}", diag)
-        self._emit(Diagnostic(code, why + "; released as text", start))
+        noise = code == "malformed_block" and not calls_begun
+        self._emit(Diagnostic(code, why + "; released as text", start, "", "noise" if noise else ""))
         self._text(raw)
 
     def abort_block(self, ch: str) -> None:
