@@ -186,7 +186,6 @@ class ToolCallAbandoned:
     raw: str
 
 
-@_fast_init
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     """Something worth knowing: a malformed block released as text, an unknown tool,
