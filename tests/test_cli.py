@@ -376,14 +376,15 @@ def test_on_malformed_raise_writes_every_event_before_the_block_however_it_is_fe
     assert rc == 2 and err.count("\n") == 1 and "malformed_block" in err and "(--on-malformed raise)" in err
     events = callsieve.merged([_event(e) for e in _events(out)])
     assert [type(e).__name__ for e in events] == ["Text", "ToolCallStart", "ToolCallDelta", "ToolCall", "Text",
-                                                  "ToolCallStart", "ToolCallDelta"]
+                                                  "ToolCallStart", "ToolCallDelta", "ToolCallAbandoned"]
     assert events[0].text == "Before. " and events[4].text == " then "  # type: ignore[union-attr]
     assert "never read" not in out
 
 
 def _event(e: dict[str, Any]) -> Any:
     kind = {"text": callsieve.Text, "tool_call_start": callsieve.ToolCallStart, "tool_call_delta": callsieve.ToolCallDelta,
-            "tool_call": callsieve.ToolCall, "reasoning": callsieve.Reasoning, "diagnostic": callsieve.Diagnostic}[e.pop("type")]
+            "tool_call": callsieve.ToolCall, "reasoning": callsieve.Reasoning, "diagnostic": callsieve.Diagnostic,
+            "tool_call_abandoned": callsieve.ToolCallAbandoned}[e.pop("type")]
     return kind(**e)
 
 
