@@ -159,6 +159,7 @@ SEVERITY: dict[str, Severity] = {
     "missing_value_open": "tolerated",
     "doubled_key_open": "tolerated",
     "stray_value_close": "tolerated",
+    "missing_block_close": "tolerated",
 }
 
 
@@ -202,7 +203,7 @@ class Diagnostic:
     ``dsml_variant``, ``python_literal``, ``repeated_param_array``, ``call_id_variant``,
     ``unwrapped_arguments``, ``doubled_key_close``,
     ``glued_content_type``, ``param_close_variant``, ``doubled_lt``, ``missing_value_open``,
-    ``doubled_key_open``, ``stray_value_close``. ``message`` says what happened, for people;
+    ``doubled_key_open``, ``stray_value_close``, ``missing_block_close``. ``message`` says what happened, for people;
     ``raw`` holds input only when the policy dropped it.
 
     ``severity``: ``noise``, ``tolerated``, ``released`` or ``dropped`` (see

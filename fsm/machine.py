@@ -132,6 +132,9 @@ class Machine:
     hits: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: state → its sink action: where the first character of a dead tag goes
     sinks: dict[str, str] = field(default_factory=dict)
+    #: The state a stream begins in: ``text``, or ``header_start`` when an enabled header
+    #: may be open at the output's start (``Header.at_start``: gpt-oss's ``<|start|>assistant``).
+    start: str = "text"
     #: The class the compiled runner's model is made from: :class:`EngineModel` itself
     #: when no dialect brings a region model (the generated guards and actions are
     #: called from the table, not looked up on it), else the composed ``model``. (In the
@@ -278,6 +281,8 @@ class _Composer:
             regions.append(capture.REGION)
         if kinds & {"json_args", "json_call", "json_calls"}:
             regions.append(json_body.REGION)
+        if any(h.at_start for d in self.dialects for h in d.headers):
+            regions.append(header.start_region())
         for d in self.dialects:
             regions += d.regions
             for h in d.headers:
@@ -348,7 +353,9 @@ class _Composer:
                 continue  # a marker leads straight into the body, or only a capture is before it
             self.states.append(position_state(pos))
             covered, rest = self._route(pos, bodies, layout)
-            self.rules += position_rules(pos, covered, rest, self._implied_open(pos, layout))
+            eof_close = (not self.strict and bool(pos.spec.block.eof_close)
+                         and any(lf.kind in ("block_close", "call_close") for lf in pos.follow))
+            self.rules += position_rules(pos, covered, rest, self._implied_open(pos, layout), eof_close)
             for lf in pos.follow:
                 if lf.marker is not None:
                     self.structural(pos.name, lf, layout)
@@ -484,9 +491,10 @@ class _Composer:
                 elif lf.kind == "mark":  # a bare block's first marker that opens no call
                     dest, enter = self.target(lf, layout)
                     self.listen(origin, lf.marker, [((), dest, first + ("open_bare_block",))], Act(lf, (), enter))
-                else:  # the first call of a bare block
+                else:  # the first call of a bare block (named by its open, or by a capture after it)
                     dest, enter = self.target(lf, layout)
-                    self.listen(origin, lf.marker, [((), dest, first + ("open_bare_call",))], Act(lf, (), enter), needs_name=True)
+                    named = "(?P<name>" in lf.marker.pattern or "(?P<attrs>" in lf.marker.pattern
+                    self.listen(origin, lf.marker, [((), dest, first + ("open_bare_call",))], Act(lf, (), enter), needs_name=named)
 
     def _header(self, h: Any, layout: Layout) -> None:
         """The decision at a header's end marker: one row per case, in order."""
@@ -500,7 +508,7 @@ class _Composer:
             to = {"reasoning": (header.reasoning_state(h), "header_reasoning"), "text": ("text", "header_text"),
                   "call": (dest, "header_call")}[c.body]
             rows.append(((f"header:{h.name}.{c.label}",), to[0], (to[1],)))
-        parts = sorted({p for _m, p in h.starts} | {p for _m, p in h.parts})
+        parts = sorted({p for _m, p in h.starts} | {p for _m, p in h.parts} | {p for _m, p in h.at_start})
         for p in parts:
             self.listen(header.part_state(h, p), h.end, rows, Act(lf, (), enter))
 
@@ -643,7 +651,9 @@ class _Composer:
             self.guards[cg] = generated.char_guard(c)
             self.rules += on(state, [cls], dest, *actions, when=[g, cg], rank=20 + k)
         transitions = _expand(self.rules, triggers, start_classes)
-        decl = Declaration(tuple(self.states), tuple(transitions), "text", classes, self.run_forms, self.state_runs)
+        resumed = [header.START_STATE] if any(st.name == header.START_STATE for st in self.states) else []
+        decl = Declaration(tuple(self.states), tuple(transitions), "text", classes, self.run_forms, self.state_runs,
+                           tuple(resumed))
         ns: dict[str, Any] = dict(self.guards)
         ns.update(self.actions)
         ns["__module__"] = __name__
@@ -656,7 +666,7 @@ class _Composer:
         validate(decl, model)
         _check_rule2(decl, matchers, scoped, start_classes, classes, self.owner)
         return Machine(decl, model, matchers, scoped, layouts, self.listens, self.forks, self.hits, sinks,
-                       model if self.models else EngineModel)
+                       resumed[0] if resumed else "text", model if self.models else EngineModel)
 
 
 def _check_mixins(mixins: list[type]) -> None:

@@ -77,6 +77,10 @@ every time it is used, and ``Sieve(strict=True)`` composes the machine without a
     Block(decide=Marker(..., variants=...))
                                     a shared opener's lookahead may also accept what
                                     a tolerated deviation writes after it
+    Block(..., eof_close=CODE)      at the end of the stream, a block whose last call
+                                    is complete (its close read, or its JSON arguments
+                                    closed with only closes left) is read as closed
+                                    (a server stripped harmony's ``<|call|>``)
     Block(None, ..., tolerance=CODE) a bare block that is a deviation (a call written
                                     without its wrapper): with ``tools=`` given its
                                     calls must all name known tools, else it stays
@@ -426,6 +430,11 @@ class Block:
     #: Tolerance: this bare block is a deviation (a call without its wrapper); the
     #: Diagnostic code emitted when it is read. Left out under strict.
     tolerance: str = ""
+    #: Tolerance: at the end of the stream, the block is read as closed when its last
+    #: call is complete (its close was read, or its JSON arguments closed and only the
+    #: call's close and the block's are left): servers strip stop tokens such as
+    #: harmony's ``<|call|>``. The Diagnostic code emitted. Left out under strict.
+    eof_close: str = ""
 
 
 @dataclass(frozen=True)
@@ -469,6 +478,12 @@ class Header:
     call: Block
     tokens: tuple[Marker, ...] = ()
     max_chars: int = 256
+    #: Where a prompt may end inside a header (gpt-oss prompts end with
+    #: ``<|start|>assistant``): markers that open a part only at the very start of the
+    #: output (harmony's role-part recipient `` to=functions.f<|channel|>…``), each
+    #: with the part it opens. The stream then begins in a state of its own that listens
+    #: for them; anything else is prose, read as from the start.
+    at_start: tuple[tuple[Marker, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -789,7 +804,8 @@ def validate(dialect: Dialect) -> None:
         raise GrammarError(f"dialect {dialect.name}: declares no block, no region, no reasoning and no framing")
     by_header = {id(n) for b in dialect.blocks if not b.prose for n in _walk((b,)) if isinstance(n, Call)}
     for h in dialect.headers:
-        for m in (h.end, *(m for m, _ in h.starts), *(m for m, _ in h.parts), *h.ends, *h.tokens):
+        for m in (h.end, *(m for m, _ in h.starts), *(m for m, _ in h.parts), *h.ends, *h.tokens,
+                  *(m for m, _ in h.at_start)):
             validate_marker(m, f"dialect {dialect.name}, header marker {m.shown()!r}")
         for c in h.cases:
             if c.body not in ("reasoning", "text", "call"):
@@ -877,6 +893,8 @@ def validate(dialect: Dialect) -> None:
     for b in dialect.blocks:
         if b.tolerance and b.open is not None:
             raise GrammarError(f"dialect {dialect.name}: only a bare block (open=None) may be a tolerance")
+        if b.eof_close and not re.fullmatch(r"[a-z][a-z0-9_]*", b.eof_close):
+            raise GrammarError(f"dialect {dialect.name}: Block(eof_close={b.eof_close!r}): use lower_snake_case")
     in_between = {id(x) for n in _walk(dialect.blocks) if isinstance(n, Param) for x in n.between}
     for n in _walk(dialect.blocks):
         if isinstance(n, Opt):

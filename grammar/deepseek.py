@@ -48,6 +48,7 @@ V3_BLOCK = Block(
         FENCE, JsonArgs(), FENCE_END, close=CALL_END,
     ), min=1),
     CALLS_END,
+    eof_close="missing_block_close",  # the stream ends after <｜tool▁call▁end｜>
     decide=Marker(
         rf"\s*{_C}\s*function\s*{_S}\s*[^\s{{<]",
         (f"{_C}function{_S}g", f"\n{_C} function {_S} x"),
@@ -58,6 +59,7 @@ V31_BLOCK = Block(
     CALLS,
     Many(Call(CALL, Capture(NAME, label="NAME"), SEP, JsonArgs(), close=CALL_END), min=1),
     CALLS_END,
+    eof_close="missing_block_close",  # the stream ends after <｜tool▁call▁end｜>
     decide=Marker(rf"\s*{_C}[^<]{{1,128}}{_S}\s*\{{", (f"{_C}get_weather{_S}{{", f"{_C}function{_S} {{"), "NAME<｜tool▁sep｜>{"),
 )
 

@@ -40,11 +40,18 @@ CALL_ID_VARIANT = Variant(
     "call_id_variant",
 )
 
-BLOCK = Block(
-    SECTION,
-    Many(Call(CALL, Capture(CALL_ID, label="functions.NAME:IDX", variants=(CALL_ID_VARIANT,)), ARGUMENTS, JsonArgs(), close=CALL_END, ids="wire"), min=1),
-    SECTION_END,
-)
+CALLS = Many(Call(CALL, Capture(CALL_ID, label="functions.NAME:IDX", variants=(CALL_ID_VARIANT,)), ARGUMENTS, JsonArgs(),
+                  close=CALL_END, ids="wire"), min=1)
+#: Tolerated (``missing_block_close``): the stream ends after a call's JSON arguments
+#: with ``<|tool_call_end|>`` and the section's close left out (stop tokens stripped).
+BLOCK = Block(SECTION, CALLS, SECTION_END, eof_close="missing_block_close")
+#: Tolerated (``missing_block_open``; llama.cpp reads it, real output): calls with no
+#: section around them, ``<|tool_call_begin|>`` standing in prose; ended where the
+#: grammar stops, by a section close, or (``missing_block_close``) by the end of the
+#: stream after complete JSON arguments. With ``tools=``, every call must name a known
+#: tool; a call streams once its arguments or its close are read.
+BARE = Block(None, CALLS, SECTION_END, close_optional=True, name="bare", tolerance="missing_block_open",
+             eof_close="missing_block_close")
 
 
 def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 0) -> str:
@@ -60,7 +67,7 @@ def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 
 DIALECT = Dialect(
     name="kimi_k2",
     title="Kimi K2 (<|tool_call_begin|>functions.NAME:IDX)",
-    blocks=(BLOCK,),
+    blocks=(BLOCK, BARE),
     reasoning=(THINK,),
     # Kimi-K2-Thinking ends an unclosed <think> with its tool-call section (dialects.md §12)
     calls_in_reasoning=True,

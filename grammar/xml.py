@@ -40,6 +40,7 @@ STRUCTURE = Block(
     Marker(open_tag(f"(?:{BLOCK})"), ("<tool_calls>", "<function_calls>", "<TOOL_CALLS >"), "<tool_calls>"),
     CALLS,
     CLOSE,
+    eof_close="missing_block_close",  # the stream ends after </invoke>, no </tool_calls>
 )
 #: Tolerance (ds2api's ``repairMissingXMLToolCallsOpeningWrapper``): invokes whose
 #: ``<tool_calls>`` was lost, read as a block when the closing wrapper follows them;

@@ -42,6 +42,7 @@ PRODUCES: dict[str, tuple[str, dict[str, Any]]] = {
     "missing_value_open": ("<tool_call>f<arg_key>n</arg_key>1</arg_value></tool_call>", {}),
     "doubled_key_open": ("<tool_call>f<arg_key><arg_key>n</arg_key><arg_value>1</arg_value></tool_call>", {}),
     "stray_value_close": ("<tool_call>f</arg_value></tool_call>", {}),
+    "missing_block_close": ('<tool_call>{"name": "f", "arguments": {}}', {}),
     "unwrapped_arguments": (CALL.format(name="f", params='<parameter=arguments>\n{"n": 1}\n</parameter>\n'), {"tools": TOOLS}),
 }
 
