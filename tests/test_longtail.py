@@ -141,6 +141,33 @@ EXAMPLES = [
         '<｜DSML｜ parameter name="city" string="true">Paris</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n</｜DSML｜ calls>',
         [("get_weather", {"city": "Paris"})], "Let me check.\n\n", reads_as="dsml",
     ),
+    Example(  # §20
+        "apertus", "apertus2509",
+        'I will check. <|tools_prefix|>[{"get_weather": {"city": "Paris"}}, {"get_time": {"tz": "CET"}}]<|tools_suffix|>',
+        WEATHER_TIME, "I will check. ", reads_as="apertus",
+    ),
+    Example(  # §20: the suffix left out (a truncated stream)
+        "apertus_no_suffix", "apertus",
+        '<|tools_prefix|>[{"get_weather": {"city": "Paris"}}]',
+        [("get_weather", {"city": "Paris"})],
+    ),
+    Example(  # §22
+        "kimi_k3", "kimi_k3",
+        '<|open|>response<|sep|>Checking.<|close|>response<|sep|><|open|>tools<|sep|><|open|>call tool="python" index="1"<|sep|>'
+        '<|open|>argument key="code" type="string"<|sep|>print("<b>")<|close|>argument<|sep|>'
+        '<|open|>argument key="opts" type="object"<|sep|>{"a":1}<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>',
+        [("python", {"code": 'print("<b>")', "opts": {"a": 1}})], "Checking.",
+    ),
+    Example(  # §24
+        "ling3", "ling3",
+        "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
+        [("get_weather", {"city": "Paris"})], reads_as="glm45",
+    ),
+    Example(  # §24: no newline after the name; a zero-argument call
+        "ling3_compact", "ling3",
+        "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call><tool_call>get_time</tool_call>",
+        [("get_weather", {"city": "Paris"}), ("get_time", {})], reads_as="glm45",
+    ),
     Example(  # §25
         "inkling", "inkling",
         '<|message_model|>get_weather<|content_invoke_tool_json|>{"name":"get_weather","args":{"city":"Paris"}}<|end_message|>',
@@ -195,6 +222,10 @@ SERVER_NAMES = {
     "deepseek_v41": "dsml",
     "deepseekv41": "dsml",
     "inkling": "inkling",
+    "apertus": "apertus",
+    "apertus2509": "apertus",
+    "kimi_k3": "kimi_k3",
+    "ling3": "glm45",
 }
 
 
@@ -321,6 +352,43 @@ def test_granite_and_hermes_share_the_tool_call_opener() -> None:
     events = parsed(doc, 1)
     assert calls(events) == [("f", {}), ("g", {})]
     assert [e.dialect for e in events if isinstance(e, callsieve.ToolCall)] == ["hermes", "granite"]
+
+
+def test_ling3_literal_newline_after_the_name_is_read_and_said() -> None:
+    doc = "<tool_call>get_weather\\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>"
+    for size in (0, 1):
+        events = parsed(doc, size, dialects=["ling3"])
+        assert calls(events) == [("get_weather", {"city": "Paris"})]
+        assert codes(events) == ["literal_newline"]
+    assert codes(parsed(doc, dialects=["ling3"], strict=True)) == ["malformed_block"]
+
+
+def test_kimi_k3_a_raw_close_in_a_string_value_is_data() -> None:
+    """vLLM's K3 parser cuts a string value at its first raw ``<|close|>``."""
+    doc = ('<|open|>call tool="write"<|sep|><|open|>argument key="text" type="string"<|sep|>a<|close|>b <|close|>'
+           'argument<|sep|><|close|>call<|sep|>')
+    for size in (0, 1):
+        assert calls(parsed(doc, size, dialects=["kimi_k3"])) == [("write", {"text": "a<|close|>b "})]
+
+
+def test_kimi_k3_spaced_special_tokens_are_read() -> None:
+    """With ``spaces_between_special_tokens`` on, the markers arrive as ``<|open|> call …``."""
+    doc = ('<|open|> call tool="f" <|sep|><|open|> argument key="n" type="integer" <|sep|>3<|close|> argument <|sep|>'
+           "<|close|> call <|sep|>")
+    assert calls(parsed(doc, 1, dialects=["kimi_k3"])) == [("f", {"n": 3})]
+
+
+def test_kimi_k3_a_value_that_is_not_json_stays_a_string_with_a_diagnostic() -> None:
+    doc = ('<|open|>call tool="f"<|sep|><|open|>argument key="n" type="integer"<|sep|>three<|close|>argument<|sep|>'
+           "<|close|>call<|sep|>")
+    events = parsed(doc, dialects=["kimi_k3"])
+    assert calls(events) == [("f", {"n": "three"})] and codes(events) == ["type_mismatch"]
+
+
+def test_apertus_a_call_object_of_two_keys_is_malformed() -> None:
+    doc = '<|tools_prefix|>[{"a": {}, "b": {}}]<|tools_suffix|>'
+    events = parsed(doc, dialects=["apertus"])
+    assert calls(events) == [] and texts(events) == doc and codes(events) == ["malformed_block"]
 
 
 def test_inkling_payload_key_is_args() -> None:
