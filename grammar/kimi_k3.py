@@ -63,22 +63,22 @@ HEADER = Header(
 
 
 def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 0) -> str:
-    """The tools channel with one call channel per call; values typed ``string`` when
-    raw, ``object`` (or the JSON's own kind) when JSON."""
-    out = ["<|open|>tools<|sep|>"]
+    """One call channel per call (the calls alone: the ``tools`` channel around them is
+    framing, see ``sample``); values typed ``string`` when raw, ``object`` (or the
+    JSON's own kind) when JSON."""
+    out = []
     for i, (name, params) in enumerate(calls):
         out.append(f'<|open|>call tool="{name}" index="{i + 1}"<|sep|>')
         for key, value, is_json in params:
             kind = "string"
             if is_json:
                 v = json.loads(value)
-                kind = {dict: "object", list: "array", bool: "boolean", int: "integer", float: "number"}.get(type(v), "string")
-                if kind == "string":
-                    value = "" if v is None else v
-                    kind = "null" if v is None else kind
+                kind = {dict: "object", list: "array", bool: "boolean", int: "integer", float: "number",
+                        type(None): "null"}.get(type(v), "string")
+                if isinstance(v, str):
+                    value = v  # a string is written raw
             out.append(f'<|open|>argument key="{key}" type="{kind}"<|sep|>{value}<|close|>argument<|sep|>')
         out.append("<|close|>call<|sep|>")
-    out.append("<|close|>tools<|sep|>")
     return "".join(out)
 
 
@@ -95,8 +95,8 @@ DIALECT = Dialect(
     title='Kimi K3 (<|open|>call tool="…"<|sep|><|open|>argument key="…"<|sep|>)',
     blocks=(CALL_BLOCK,),
     headers=(HEADER,),
-    sample="<|open|>response<|sep|>Checking.<|close|>response<|sep|>"
-    + render([("python", [("code", 'print("<b>")', False), ("opts", '{"a": 1}', True)])]),
+    sample="<|open|>response<|sep|>Checking.<|close|>response<|sep|><|open|>tools<|sep|>"
+    + render([("python", [("code", 'print("<b>")', False), ("opts", '{"a": 1}', True)])]) + "<|close|>tools<|sep|>",
     render=render,
     wrap_text=wrap_text,
 )

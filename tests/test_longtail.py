@@ -6,6 +6,7 @@ reference lists, pinned as examples callsieve gets right."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -388,9 +389,80 @@ def test_kimi_k3_a_value_that_is_not_json_stays_a_string_with_a_diagnostic() -> 
 def test_apertus_a_call_object_of_two_keys_is_malformed() -> None:
     doc = '<|tools_prefix|>[{"a": {}, "b": {}}]<|tools_suffix|>'
     events = parsed(doc, dialects=["apertus"])
-    assert calls(events) == [] and texts(events) == doc and codes(events) == ["malformed_block"]
+    assert calls(events) == [] and codes(events) == ["malformed_block"]
+    assert "".join(e.raw for e in events) == doc
+    # (the call "a" was streamed before its second key: abandoned, its input in that event)
+    assert [e.name for e in events if isinstance(e, callsieve.ToolCallAbandoned)] == ["a"]
 
 
 def test_inkling_payload_key_is_args() -> None:
     doc = '<|message_model|>f<|content_invoke_tool_json|>{"name": "f", "args": {"a": [1, 2]}}<|end_message|>'
     assert calls(parsed(doc, 1, dialects=["inkling"])) == [("f", {"a": [1, 2]})]
+
+
+# ---------------------------------------------------------------- docs/dialects.md
+def _dialects_table() -> list[list[str]]:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "dialects.md").read_text(encoding="utf-8")
+    rows = []
+    for line in text.split("<!-- dialects-table", 1)[1].splitlines()[3:]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))])
+    return rows
+
+
+def test_docs_dialects_table_has_every_built_in_dialect_and_each_name_resolves_to_its_row() -> None:
+    from callsieve.grammar.registry import BUILTIN, lookup
+
+    seen = set()
+    for _model, dialect, vllm, sglang, _tokens in _dialects_table():
+        name = dialect.strip("`")
+        assert name in BUILTIN, name
+        seen.add(name)
+        for alias in re.findall(r"`([^`]+)`", vllm + " " + sglang):
+            found = lookup(alias)
+            assert found is not None and found.name == name, f"{alias!r} should resolve to {name}"
+    assert seen == set(BUILTIN), f"docs/dialects.md lacks {set(BUILTIN) - seen}"
+
+
+def test_every_dialect_that_needs_special_tokens_says_so_in_its_docstring() -> None:
+    for _model, dialect, _v, _s, tokens in _dialects_table():
+        if tokens.startswith("keep"):
+            name = dialect.strip("`")
+            assert "skip_special_tokens=False" in (_module_of(name).__doc__ or ""), name
+
+
+def _module_of(name: str) -> object:
+    """The module of callsieve.grammar that declares a built-in dialect."""
+    import importlib
+    import pkgutil
+
+    import callsieve.grammar as grammar
+    from callsieve.grammar.registry import REGISTRY
+
+    for info in pkgutil.iter_modules(grammar.__path__):
+        mod = importlib.import_module(f"callsieve.grammar.{info.name}")
+        if info.name != "registry" and any(v is REGISTRY[name] for v in vars(mod).values()):
+            return mod
+    raise LookupError(name)
+
+
+@pytest.mark.parametrize("other", ["kimi_k3", "acme_letter"])
+def test_a_marker_that_begins_with_a_letter_leaves_json_literals_whole(other: str) -> None:
+    """kimi_k3 listens for ``argument<|sep|>`` after a value: ``a`` gets a character class
+    of its own, and the JSON body's rules written for "any other character" must still
+    take it (``false``, ``\\u00ba``, ``1e5`` lost their letters: found by the contract
+    properties with every dialect enabled)."""
+    from callsieve.grammar.api import Block, Dialect, JsonArgs, Marker, Call, Capture
+
+    letter = Dialect("acme_letter", "a marker that begins with a letter", (Block(
+        Marker(r"<call\s", ("<call ",)), Call(None, Capture(r"(?P<name>\w{1,32})", label="NAME"),
+                                              Marker(r"fargs:", ("fargs:",)), JsonArgs(), close=None),
+        Marker(r"</call>", ("</call>",))),))
+    enabled = ["kimi_k2", other if other != "acme_letter" else letter]
+    doc = ('<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>'
+           '{"a": false, "b": "\\u00ba", "c": [1e5, null, true]}<|tool_call_end|><|tool_calls_section_end|>')
+    for size in (0, 1):
+        assert calls(parsed(doc, size, dialects=enabled)) == [("f", {"a": False, "b": "º", "c": [100000.0, None, True]})]
