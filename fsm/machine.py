@@ -533,6 +533,8 @@ class _Composer:
                         firsts.append(x.marker)
                     elif x.kind in ("json_args", "json_call"):
                         firsts.append(Marker(r"\{", ("{",), "{"))
+                    elif x.kind == "json_calls":
+                        firsts.append(Marker(r"\[", ("[",), "["))
                     else:
                         raise GrammarError(
                             f"dialect {layout.dialect.name}: its opener {lf.label()!r} is shared and what follows it "
