@@ -971,12 +971,10 @@ def index_dot(dialects: Sequence[Dialect], forks: Sequence[tuple[str, Sequence[s
                                    ("label", f"<{_h(label)}<br/><font point-size=\"8\">fork</font>>")])
         dot.edge("text", f"fork {label}", [])
     for d in dialects:
-        grammar = [_h(x) for b in d.blocks for x in _wrap(grammar_text(b), 48, " ")][:3]
+        # (two lines a box: its name and title; the grammar is on the dialect's own view)
         reasoning = ", ".join(_unique(r.open.shown() for r in d.reasoning))
-        rows = [_row(f"<b>{_h(d.name)}</b>"), _row(_font(_h(d.title), "#333333"))]
-        rows += [_row(_font(g, "#555555")) for g in grammar]
-        if reasoning:
-            rows.append(_row(_font(_h("reasoning: " + reasoning), "#555555")))
+        rows = [_row(f"<b>{_h(d.name)}</b>" + (_font(_h("  reasoning " + reasoning), "#777777") if reasoning else "")),
+                _row(_font(_h(d.title), "#333333"))]
         dot.node(f"dialect {d.name}", [("shape", "box"), ("style", "rounded"), ("URL", f"dialect-{d.name}.svg"),
                                        ("target", "_top"), ("tooltip", f"{d.name}: {d.title}"),
                                        ("label", f"<{_table(rows)}>")])
