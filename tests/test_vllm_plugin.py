@@ -279,3 +279,35 @@ def test_every_name_is_registered_with_vllm(vllm: Any) -> None:
     assert names <= set(ToolParserManager.list_registered())
     assert names <= set(ReasoningParserManager.list_registered())
     assert ToolParserManager.get_tool_parser("callsieve-glm47").dialects == ("glm47",)
+
+
+def test_adjust_request_keeps_special_tokens_and_the_bookkeeping_leaves_nothing_unstreamed(vllm: Any) -> None:
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+
+    import callsieve.vllm
+
+    cls = callsieve.vllm.tool_parser_class("callsieve-qwen3_coder")
+    with_tools = ChatCompletionRequest(model="m", messages=[{"role": "user", "content": "go"}], tools=QWEN_TOOLS)
+    assert cls(TOKENIZER, with_tools.tools).adjust_request(with_tools).skip_special_tokens is False
+    without = ChatCompletionRequest(model="m", messages=[{"role": "user", "content": "go"}])
+    assert cls(TOKENIZER).adjust_request(without).skip_special_tokens is not False  # left to vLLM
+    # What vLLM reads at the end of a stream: the decided arguments, all of them sent.
+    parser = cls(TOKENIZER, with_tools.tools)
+    for delta, ids in pieces(TOKENIZER, TWO_CALLS, whole=False):
+        parser.extract_tool_calls_streaming("", "", delta, [], [], ids, with_tools)
+    parser.finish_streaming()
+    assert parser.prev_tool_call_arr == [{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}},
+                                         {"name": "get_weather", "arguments": {"city": "Oslo"}}]
+    assert [json.loads(a) for a in parser.streamed_args_for_tool] == [a["arguments"] for a in parser.prev_tool_call_arr]
+    assert parser.get_remaining_unstreamed_args() == ""
+
+
+def test_import_callsieve_imports_neither_plugin_nor_server() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, callsieve, callsieve.tools.cli; "
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('vllm', 'sglang') "
+            "or m in ('callsieve.vllm', 'callsieve.sglang', 'callsieve.serving')]; assert not bad, bad")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
