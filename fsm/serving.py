@@ -38,6 +38,7 @@ from typing import Any, Iterable, Literal, Mapping
 
 from callsieve.events import Event, Reasoning, Text, ToolCall, ToolCallDelta, ToolCallStart
 from callsieve.grammar.api import Dialect
+from callsieve.grammar.registry import ALIASES, REGISTRY
 from callsieve.sieve import Sieve
 
 ReasoningRoute = Literal["reasoning", "content"]
@@ -196,3 +197,16 @@ class ServerStream:
         calls = [CallPiece(e.index, e.arguments_json, id=e.id, name=e.name) for e in events if isinstance(e, ToolCall)]
         return Step(content=first.content + last.content, reasoning=first.reasoning + last.reasoning,
                     calls=calls, events=events)
+
+
+def parser_names() -> dict[str, tuple[str, ...] | None]:
+    """The parser names the server plugins register, each with the dialects it enables:
+    ``callsieve`` (None: ``CALLSIEVE_DIALECTS`` or every built-in dialect) and
+    ``callsieve-<name>`` for every registered dialect and alias, spelt with ``_`` and with
+    ``-`` (the servers' own names use both: ``minimax-m2``, ``gpt-oss``, ``qwen3_coder``)."""
+    names: dict[str, tuple[str, ...] | None] = {"callsieve": None}
+    for name in [*REGISTRY, *ALIASES]:
+        names[f"callsieve-{name}"] = (name,)
+    for name in [*REGISTRY, *ALIASES]:
+        names.setdefault(f"callsieve-{name.replace('_', '-')}", (name,))
+    return names
