@@ -25,10 +25,12 @@ Theory of operation:
    call is open, the decided arguments dict once it closed) and
    ``streamed_args_for_tool[i]`` the argument text sent; so the servers' "remaining
    arguments" at the end of a stream is always empty, never a second copy.
-5. A call whose start was sent and that the sieve then abandoned (its block proved
-   malformed or unterminated) is listed in ``incomplete`` (SGLang reads it to keep
-   ``finish_reason`` from becoming ``"tool_calls"``); ``calls_made`` counts the calls
-   that were decided.
+5. A call the sieve abandons (``ToolCallAbandoned``: its block proved malformed, or
+   the stream ended inside it) is shown once: its markup is neither content nor a call.
+   If its start was sent it is listed in ``incomplete`` (SGLang reads it to keep
+   ``finish_reason`` from becoming ``"tool_calls"``); sent whole
+   (``stream_arguments=False``) it was never sent at all. ``calls_made`` counts the
+   calls that were decided.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Mapping
 
-from callsieve.events import Event, Reasoning, Text, ToolCall, ToolCallDelta, ToolCallStart
+from callsieve.events import Event, Reasoning, Text, ToolCall, ToolCallAbandoned, ToolCallDelta, ToolCallStart
 from callsieve.grammar.api import Dialect
 from callsieve.grammar.registry import ALIASES, REGISTRY
 from callsieve.sieve import Sieve
@@ -146,6 +148,11 @@ class ServerStream:
                 self._delta(e.index, e.arguments, step)
             elif isinstance(e, ToolCall):
                 self._done(e, step)
+            elif isinstance(e, ToolCallAbandoned):
+                # Shown once: the markup is in e.raw and goes nowhere; a streamed
+                # entry stays incomplete (its closing brace is never sent).
+                if e.index in self._started:
+                    self.incomplete.add(e.index)
         step.content = "".join(content)
         step.reasoning = "".join(reasoning)
         return step

@@ -217,7 +217,9 @@ def test_an_abandoned_call_does_not_make_finish_reason_tool_calls(sglang: Any) -
     broken = "Try: <tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<oops> ok"
     view = Server(sglang, "callsieve-qwen3_coder").stream(broken, QWEN_TOOLS)
     assert view.finish_reason == "stop"
-    assert view.content.endswith("<oops> ok")
+    # Its start and some arguments were streamed; its markup is never also content.
+    assert view.content == "Try: "
+    assert view.calls and view.calls[0][0] == "get_weather" and isinstance(view.calls[0][1], str)
 
 
 def test_reasoning_detector_splits_reasoning_and_leaves_calls_to_the_tool_detector(sglang: Any) -> None:
