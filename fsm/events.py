@@ -119,7 +119,8 @@ class Diagnostic:
 
     ``code`` is one of: ``malformed_block``, ``unterminated_block``, ``block_too_large``
     (the block is released by policy ``on_malformed``; calls it had started are
-    abandoned), ``unknown_tool`` and ``dropped_call`` (policy ``unknown_tool``),
+    abandoned), ``malformed_call`` (one call of a block that stands is no call; its
+    input rides on ``raw``), ``unknown_tool`` and ``dropped_call`` (policy ``unknown_tool``),
     ``type_mismatch`` (a value kept as its raw string), ``stray_reasoning_close``
     (``</think>`` without ``<think>``), ``reasoning_closed_by_call`` (a tool-call
     block ended unclosed reasoning, policy ``calls_in_reasoning``); the tolerances, each saying what was assumed
@@ -128,8 +129,9 @@ class Diagnostic:
     ``dsml_variant``, ``python_literal``, ``repeated_param_array``, ``call_id_variant``,
     ``unwrapped_arguments``, ``doubled_key_close``,
     ``glued_content_type``, ``param_close_variant``, ``doubled_lt``, ``missing_value_open``,
-    ``doubled_key_open``, ``stray_value_close``. ``message`` says what happened, for people;
-    ``raw`` holds input only when the policy dropped it."""
+    ``doubled_key_open``, ``stray_value_close``, ``raw_newline_in_string``,
+    ``leading_zero_number``, ``keyword_argument_name``. ``message`` says what happened, for people;
+    ``raw`` holds input only when the policy dropped it (and for ``malformed_call``)."""
 
     code: str
     message: str
