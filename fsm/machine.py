@@ -294,19 +294,25 @@ class _Composer:
             regions.append(cdata.REGION)
         if any(d.has_json_values() for d in self.dialects):
             regions.append(json_value.REGION)
-        # The regions the bodies name, each once, with the leaves each reads.
+        # The regions the bodies name, each once (the engine's first, in their order),
+        # with the leaves each reads.
+        named: list[Region] = []
         for layout in layouts:
             for lf in layout.leaves:
                 if lf.body is None:
                     continue
                 br = body_region(lf.body, layout.dialect.name)
-                if br not in regions:
-                    if any(r.name == br.name for r in regions):
-                        raise GrammarError(f"two regions are named {br.name!r} (rule: region names are unique); rename one")
-                    regions.append(br)
+                if br not in named:
+                    named.append(br)
                 self.body_leaves.setdefault(br.name, []).append((layout, lf))
                 if lf.kind == "body":
                     _check_body(layout.dialect.name, lf, br)
+        engine_order = list(ENGINE_BODY_REGIONS.values())
+        for br in sorted(named, key=lambda r: engine_order.index(r) if r in engine_order else len(engine_order)):
+            if br not in regions:
+                if any(r.name == br.name for r in regions):
+                    raise GrammarError(f"two regions are named {br.name!r} (rule: region names are unique); rename one")
+                regions.append(br)
         for d in self.dialects:
             regions += [r for r in d.regions if r not in regions]
             for h in d.headers:
@@ -367,14 +373,16 @@ class _Composer:
     def _exits(self, r: Region) -> list[Rule | Transition]:
         """A region's rows, each that leads to ``EXIT`` made one per body leaf it reads:
         to what follows the body there, guarded by ``body:LEAF``, ranked in turn between
-        the row's rank and the next (a body that ends a call with no close of its own
-        ends the call: ``body_exit``)."""
+        the row's rank and the next (arguments that end a call with no close of its
+        own end the call: ``body_exit``)."""
         out: list[Rule | Transition] = []
         for row in r.rules:
             if row.dest != EXIT:
                 out.append(row)
                 continue
-            leaves = self.body_leaves.get(r.name, [])
+            # (a body that opens with a bracket ends with its pair: a row that ends one on
+            # the other bracket is not made for it, JSON's `]` for an object's body)
+            leaves = [(layout, lf) for layout, lf in self.body_leaves.get(r.name, []) if _may_end(row, lf)]
             for k, (layout, lf) in enumerate(leaves):
                 dest, enter = self.target(lf, layout) if lf.id in layout.after else ("text", None)
                 # (the last needs no guard: a body the others are not is this one)
@@ -382,7 +390,9 @@ class _Composer:
                 if k < len(leaves) - 1:
                     g = (f"body:{lf.name}",)
                     self.guards[g[0]] = generated.body_guard(lf.name)
-                acts = row.actions + ("body_exit",)
+                # (arguments that end a call with no close of its own end the call)
+                ends_call = getattr(lf.body, "reads", "") == "args" and lf.call is not None and lf.call.close is None
+                acts = row.actions + (("body_exit",) if ends_call else ())
                 if enter is not None:  # a body right after this one: entered here
                     act = f"enter:{enter.name}"
                     self.actions[act] = generated.enter_action(enter)
@@ -717,6 +727,20 @@ class _Composer:
         _check_rule2(decl, matchers, scoped, start_classes, classes, self.owner)
         return Machine(decl, model, matchers, scoped, layouts, self.listens, self.forks, self.hits, sinks,
                        model if self.models else EngineModel)
+
+
+_CLOSERS = {"{": "rbrace", "[": "rbrack"}
+
+
+def _may_end(row: Rule | Transition, lf: Leaf) -> bool:
+    """Whether a row to EXIT on closing brackets may end this body: one that begins
+    with an opening bracket (its ``first``) ends with the bracket's pair."""
+    closer = _CLOSERS.get(getattr(lf.body, "first", ""))
+    if closer is None:
+        return True
+    named = row.triggers.named if isinstance(row, Rule) and row.triggers.excluded is None else (
+        (row.trigger,) if isinstance(row, Transition) else ())
+    return not named or not set(named) <= set(_CLOSERS.values()) or closer in named
 
 
 def _check_body(dialect: str, lf: Leaf, region: Region) -> None:

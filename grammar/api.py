@@ -63,7 +63,7 @@ the structure as ``JsonArgs`` is::
                 (*on("kv.start", ["lbrace"], "kv.key", "kv_open"), ...,
                  *on("kv.value", ["rbrace"], EXIT, "kv_value", "kv_close")), KvModel)
     ARGS = Body(region=KV, entry="kv.start", first="{", reads="args")
-    Call(Marker(r"@call\((?P<name>\w+)\)", ("@call(f)",)), ARGS, close=None)
+    Call(Marker(r"@call (?P<name>[a-z_]+):", ("@call f:",)), ARGS, close=None)
 
 The region reads the body from ``entry`` (its model's ``begin`` action, if any, runs
 when the body is entered) until a row leads to ``EXIT``: the composer makes that row
