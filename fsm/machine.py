@@ -854,7 +854,10 @@ def _check_rule2(decl: Declaration, matchers: dict[str, Matcher], scoped: dict[s
                         raise GrammarError(
                             f"{'dialect ' + own + ', ' if own else ''}marker {e.marker.shown()!r} listened for in "
                             f"{state}: a start character {s!r} of {state} can continue {prefix!r} (rule 2: markers "
-                            "may contain the start characters of their context only at their first position)"
+                            "may contain the start characters of their context only at their first position). "
+                            f"Fix: split it before that {s!r} into two markers, one after the other in the "
+                            f"structure (the second begins with {s!r}); or, if the {s!r} is a stray character "
+                            "a model writes before the marker, declare it as the marker's Prefix"
                         )
 
 

@@ -588,7 +588,8 @@ class BlockModel(TagModel):
             for c in b.calls:
                 if not c.known:
                     self._emit(Diagnostic("unknown_tool", f"call to {c.name!r}, which is not in tools; "
-                                          f"its {b.dialect_name} block is released as text{note}", b.start, ""))
+                                          f"its {b.dialect_name} block is released as text{note}", b.start, "",
+                                          "released"))
             self._text(raw + tail)
             return
         kept = [c.index is not None and (c.known or policy == "call") and not c.bad for c in b.calls]
@@ -597,8 +598,9 @@ class BlockModel(TagModel):
             if c.bad:
                 self._release_call(b, c, piece)
                 continue
-            if not c.known:
-                self._emit(Diagnostic("unknown_tool", f"call to {c.name!r}, which is not in tools", b.start, ""))
+            if not c.known:  # kept as a call (the default policy), or dropped
+                self._emit(Diagnostic("unknown_tool", f"call to {c.name!r}, which is not in tools", b.start, "",
+                                      "tolerated" if keep else "dropped"))
             for problem in c.problems or ():
                 self._emit(Diagnostic("type_mismatch", problem, b.start))
             if keep:
@@ -623,7 +625,7 @@ class BlockModel(TagModel):
         if self.cfg.on_malformed == "raise":
             self.release_text(piece, at, "malformed_call", why)
             return
-        self._emit(Diagnostic("malformed_call", why, at, piece))
+        self._emit(Diagnostic("malformed_call", why, at, piece, "dropped"))
 
     def _release(self, b: Block, code: str, why: str) -> None:
         """A block that is not a call after all: back to the user, as the policy says."""
@@ -637,24 +639,29 @@ class BlockModel(TagModel):
         if b.tolerance:
             # A block that is itself a deviation and did not hold up: the markup was
             # prose mentioning a marker. It is text, whatever on_malformed says.
-            self._emit(Diagnostic(code, why + "; released as text", b.start))
+            self._emit(Diagnostic(code, why + "; released as text", b.start, "", "noise"))
             self._text(raw)
             return
-        self.release_text(raw, b.start, code, why)
+        self.release_text(raw, b.start, code, why, bool(b.calls))
 
-    def release_text(self, raw: str, start: int, code: str, why: str) -> None:
+    def release_text(self, raw: str, start: int, code: str, why: str, calls_begun: bool = False) -> None:
+        """Release a block's (or a held opener's) input as ``on_malformed`` says. Its
+        Diagnostic's severity: ``dropped`` when the input left the text (``"drop"``,
+        ``"raise"``), ``noise`` for a malformed block in which no call had begun (most
+        often prose that mentions a marker), else the code's own (``released``)."""
         policy = self.cfg.on_malformed
         if policy == "drop":
-            self._emit(Diagnostic(code, why + "; dropped", start, raw))
+            self._emit(Diagnostic(code, why + "; dropped", start, raw, "dropped"))
             return
         if policy == "raise":
             # The block's input rides on the Diagnostic (as under "drop"), and the
             # Diagnostic is the last of the events decided so far: the Sieve hands them
             # all to the caller on the exception (MalformedBlockError.events).
-            diag = Diagnostic(code, why + "; raised", start, raw)
+            diag = Diagnostic(code, why + "; raised", start, raw, "dropped")
             self._emit(diag)
             raise MalformedBlockError(f"{code} at offset {start}: {why}", diag)
-        self._emit(Diagnostic(code, why + "; released as text", start))
+        noise = code == "malformed_block" and not calls_begun
+        self._emit(Diagnostic(code, why + "; released as text", start, "", "noise" if noise else ""))
         self._text(raw)
 
     def abort_block(self, ch: str) -> None:

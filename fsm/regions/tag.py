@@ -298,7 +298,7 @@ class TagModel(ModelBase):
     def bind_block(self, spec: object, tag: str, start: int) -> None:  # pragma: no cover
         raise NotImplementedError
 
-    def release_text(self, raw: str, start: int, code: str, why: str) -> None:  # pragma: no cover
+    def release_text(self, raw: str, start: int, code: str, why: str, calls_begun: bool = False) -> None:  # pragma: no cover
         raise NotImplementedError
 
     def enter_body(self, ch: str = "") -> None:  # pragma: no cover
