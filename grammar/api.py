@@ -794,7 +794,7 @@ def _names_something(m: Marker) -> bool:
 
 # ------------------------------------------------------------ declaration shapes
 #: What may stand in a block's body, a call's items, ``Many``, ``Opt``, ``Alt``, ``Seq``.
-_NODE_TYPES = (Marker, Param, Many, Opt, Alt, Seq, Call, Capture, JsonArgs, JsonCall, JsonCalls)
+_NODE_TYPES = (Marker, Param, Many, Opt, Alt, Seq, Call, Capture, JsonArgs, JsonCall, JsonCalls, PythonCalls, PythonCall, Body)
 #: What may stand as a parameter's value (and nowhere else).
 _BODY_TYPES = (Raw, JsonValue, Choose)
 
@@ -832,7 +832,7 @@ def _check_node(n: object, where: str) -> None:
     if not isinstance(n, _NODE_TYPES):
         hint = " (a marker is Marker(pattern, (example,)))" if isinstance(n, str) else ""
         raise GrammarError(f"{where}: {_short(n)} is not a structure node{hint}; use Marker, Call, Param, Many, Opt, "
-                           "Alt, Seq, Capture, JsonArgs, JsonCall or JsonCalls")
+                           "Alt, Seq, Capture, JsonArgs, JsonCall, JsonCalls, PythonCalls, PythonCall or Body")
     if isinstance(n, Marker):
         _check_marker_shape(n, where)
     elif isinstance(n, Call):
