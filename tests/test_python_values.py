@@ -173,7 +173,9 @@ def test_a_call_that_is_no_literal_call_is_released_alone(bad: str) -> None:
         assert calls(events) == [("f", {"a": 1}), ("h", {"b": [2]})], bad
         diags = [e for e in events if isinstance(e, callsieve.Diagnostic)]
         assert [d.code for d in diags] == ["malformed_call"], bad
-        assert diags[0].raw.strip(", ") == bad  # its own span, in the Diagnostic's raw
+        gone = [e for e in events if isinstance(e, callsieve.ToolCallAbandoned)]
+        # its own span: on the ToolCallAbandoned when its start streamed, else on the Diagnostic
+        assert (gone[0].raw if gone else diags[0].raw).strip(", ") == bad
         assert texts(events) == ""
 
 
@@ -184,7 +186,12 @@ def test_a_refused_call_whose_start_streamed_is_abandoned() -> None:
     starts = [e.name for e in events if isinstance(e, callsieve.ToolCallStart)]
     assert starts == ["f", "g"]
     diag = next(e for e in events if isinstance(e, callsieve.Diagnostic))
-    assert "call 0 abandoned" in diag.message and diag.raw.endswith("f(a=1, b=x)")
+    (gone,) = [e for e in events if isinstance(e, callsieve.ToolCallAbandoned)]
+    assert "call 0 abandoned" in diag.message and gone.raw.endswith("f(a=1, b=x)") and gone.index == 0
+    # the abandoned call's fragments never make a whole JSON object
+    sent = "".join(e.arguments for e in events if isinstance(e, callsieve.ToolCallDelta) and e.index == 0)
+    assert sent == '{"a": 1, "b": '
+    assert events.index(gone) < events.index(diag)
 
 
 @pytest.mark.parametrize("broken", ["[f(a=1) g()]", "[f(a=1)", "f(a=1)]", "[f(a=1),, g()]", "[f(a='x)]"])

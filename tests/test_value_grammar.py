@@ -161,14 +161,20 @@ def test_a_call_the_value_grammar_refuses_is_released_alone() -> None:
         bad = [e for e in events if isinstance(e, callsieve.Diagnostic)]
         assert [d.code for d in bad] == ["malformed_call"]
         assert "given twice" in bad[0].message and "abandoned" in bad[0].message
-        assert bad[0].raw.strip() == "@call(b){k=1; k=2}"
+        (gone,) = [e for e in events if isinstance(e, callsieve.ToolCallAbandoned)]  # its start streamed: shown once
+        assert (gone.name, gone.reason, gone.raw.strip()) == ("b", "malformed_call", "@call(b){k=1; k=2}")
         deltas_are_canonical(events)
 
 
 def test_what_the_value_grammar_cannot_read_makes_the_block_text() -> None:
     doc = "@calls @call(a){k=1}} @end"
     events = read(doc, [doc], [AT_CALLS])
-    assert calls(events) == [] and texts(events) == doc and codes(events) == ["malformed_block"]
+    assert calls(events) == [] and codes(events) == ["malformed_block"]
+    # the call had streamed: its markup is on its ToolCallAbandoned, never text (shown once)
+    (gone,) = [e for e in events if isinstance(e, callsieve.ToolCallAbandoned)]
+    assert gone.raw == "@calls @call(a){k=1}" and texts(events) == "} @end"
+    events = read("@calls junk @end", ["@calls junk @end"], [AT_CALLS])
+    assert calls(events) == [] and texts(events) == "@calls junk @end"  # nothing streamed: text
 
 
 def test_a_users_value_grammar_is_drawn() -> None:

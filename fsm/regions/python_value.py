@@ -171,7 +171,7 @@ class PythonValueModel(BlockModel):
         if call.args_text is None:
             call.args_text = Pieces()
         call.args_text.append(s)
-        self._delta(call, s)
+        self.stream_args(call, s)
 
     def _py_emitting(self) -> bool:
         return self.prole == EMIT and not self.pkey
