@@ -147,12 +147,12 @@ def run_servers(args: argparse.Namespace) -> int:
             best[k] = min(best.get(k, spent), spent)
     rows = [Row(server, stream, parser, chars, len(steps), calls[k], best[k], best[k] / len(steps) * 1e6)
             for k, (server, stream, parser, chars, steps, _run) in enumerate(jobs)]
-    ratios = []
+    ratios: list[dict[str, Any]] = []
     for r in rows:
         if r.parser.startswith("callsieve-"):
             continue
         ours = next(o for o in rows if (o.server, o.stream, o.chars, o.parser) == (r.server, r.stream, r.chars, f"callsieve-{r.parser}"))
-        ratios.append({"server": r.server, "stream": r.stream, "chars": r.chars,
+        ratios.append({"server": r.server, "stream": r.stream, "chars": r.chars, "tokens": r.tokens,
                        "builtin_us_per_token": r.us_per_token, "callsieve_us_per_token": ours.us_per_token,
                        "builtin_over_callsieve": r.us_per_token / ours.us_per_token,
                        "calls": {"builtin": r.calls, "callsieve": ours.calls}})
@@ -164,7 +164,7 @@ def run_servers(args: argparse.Namespace) -> int:
     print(f"{'server':<7} {'stream':<12} {'chars':>7} {'tokens':>7} {'built-in µs/tok':>16} "
           f"{'callsieve µs/tok':>17} {'ratio':>6}  calls (built-in/callsieve)")
     for x in ratios:
-        print(f"{x['server']:<7} {x['stream']:<12} {x['chars']:>7,} {next(r.tokens for r in rows if (r.server, r.stream, r.chars) == (x['server'], x['stream'], x['chars'])):>7,} "
+        print(f"{x['server']:<7} {x['stream']:<12} {x['chars']:>7,} {x['tokens']:>7,} "
               f"{x['builtin_us_per_token']:>16.1f} {x['callsieve_us_per_token']:>17.1f} {x['builtin_over_callsieve']:>6.2f}  "
               f"{x['calls']['builtin']}/{x['calls']['callsieve']}")
     return 0
