@@ -690,9 +690,10 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
         # tolerances' rows (issue 24), 0.5 stacks two in the overview and one on the tag
         # cluster's label in opener-tool_calls; 0.55 none, in every view, and with the
         # value grammars none at mclimit 0.4 (0.5 and 0.6 stack two eof labels into
-        # maybe_tag). A trace's path picture, a strip for a screen, keeps nodesep 0.4.
+        # maybe_tag). A trace's path picture, a strip for a screen, keeps nodesep 0.4 and
+        # mclimit 0.5 (at 0.4 the seed-004 path grows past its 800-point height).
         ("graph", [("rankdir", "LR"), ("compound", "true"), ("newrank", "true"),
-                   ("nodesep", "0.4" if path_only else "0.55"), ("mclimit", "0.4"),
+                   ("nodesep", "0.4" if path_only else "0.55"), ("mclimit", "0.5" if path_only else "0.4"),
                    ("ranksep", "0.5"), ("fontname", "Helvetica"), ("fontsize", "12"), ("labelloc", "t"), ("label", title)]),
         ("node", [("shape", "box"), ("style", "rounded,filled"), ("fillcolor", "white"), ("fontname", "Helvetica"),
                   ("fontsize", "11"), ("margin", "0.08,0.04")]),
