@@ -518,6 +518,19 @@ class _Composer:
         self.scoped_entries.setdefault("in_capture", {}).setdefault(lf.name, [])
         g = f"capture:{lf.name}"
         self.guards[g] = generated.capture_guard(lf.name)
+        follow = _follow(layout, lf)
+        missing = [q for q in follow if q.missing and q.marker is not None]
+        if missing and not body.end_chars:
+            # Tolerance (``Opt(marker, missing=CODE)`` before a body): the marker left
+            # out, the body's first character ends the capture and begins the body.
+            for q in follow:
+                if q.kind not in ("json_args", "json_call", "json_calls"):
+                    continue
+                enter, imply = f"enter:{q.name}", f"imply_mark:{q.name}"
+                self.actions[enter] = generated.enter_action(q)
+                self.actions[imply] = generated.imply_mark_action(q.name, missing[0].missing, missing[0].label())
+                for c in getattr(q.body, "first", ""):
+                    self.char_rows.append(("in_capture", c, entry_of(q), ("end_capture", imply, enter, "reprocess"), g))
         if body.end_chars:
             after = layout.after[lf.id]
             for c in body.end_chars:

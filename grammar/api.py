@@ -123,7 +123,11 @@ every time it is used, and ``Sieve(strict=True)`` composes the machine without a
                                     a doubled ``<arg_key>``): read where it stands
     Opt(marker, missing=CODE)       the value's opener (last of ``Param.between``) may
                                     be left out: what stands there begins the value
-                                    (GLM-5 ``<arg_key>k</arg_key>v</arg_value>``)
+                                    (GLM-5 ``<arg_key>k</arg_key>v</arg_value>``); or,
+                                    in a call's items, the marker between a capture and
+                                    the JSON body after it: the body's first character
+                                    ends the capture (Mistral ``NAME{…}`` without
+                                    ``[ARGS]``)
     Block(decide=Marker(..., variants=...))
                                     a shared opener's lookahead may also accept what
                                     a tolerated deviation writes after it
@@ -1040,6 +1044,11 @@ def validate(dialect: Dialect) -> None:
         if b.eof_close and not re.fullmatch(r"[a-z][a-z0-9_]*", b.eof_close):
             raise GrammarError(f"dialect {dialect.name}: Block(eof_close={b.eof_close!r}): use lower_snake_case")
     in_between = {id(x) for n in _walk(dialect.blocks) if isinstance(n, Param) for x in n.between}
+    # (an Opt(marker, missing=) right before a JSON body, in a call after its name capture)
+    before_body = {id(x) for n in _walk(dialect.blocks) if isinstance(n, Call)
+                   for x, nxt in zip(n.items, n.items[1:])
+                   if isinstance(x, Opt) and isinstance(x.item, Marker) and isinstance(nxt, (JsonArgs, JsonCall, JsonCalls))
+                   and any(isinstance(y, Capture) for y in n.items[: n.items.index(x)])}
     for n in _walk(dialect.blocks):
         if isinstance(n, Opt):
             for code in (n.stray, n.missing):
@@ -1049,9 +1058,10 @@ def validate(dialect: Dialect) -> None:
                 raise GrammarError(f"dialect {dialect.name}: an Opt is stray or missing, not both")
             if n.stray and not isinstance(n.item, Marker):
                 raise GrammarError(f"dialect {dialect.name}: Opt(stray=) holds one marker")
-            if n.missing and id(n) not in in_between:
+            if n.missing and id(n) not in in_between and id(n) not in before_body:
                 raise GrammarError(f"dialect {dialect.name}: Opt(missing=) stands only as a value's opener "
-                                   "(the last of Param.between)")
+                                   "(the last of Param.between), or in a call's items between a capture and "
+                                   "the JSON body after it")
     for n in _walk(dialect.blocks):
         if isinstance(n, Capture):
             try:

@@ -262,3 +262,104 @@ def test_dropping_the_last_blocks_close_at_the_end_keeps_the_calls_and_says_so(d
     assert "".join(e.raw for e in events) == doc
     deltas_match(events)
     assert calls(run([doc], dialects=[d.name], strict=True)) != [(n, a) for n, _, a in drawn]
+
+
+# ---------------------------------------------------------------- 2. Mistral v11 without [ARGS]
+@pytest.mark.parametrize("doc, calls_, ids", [
+    ('Checking. [TOOL_CALLS]get_weather{"city": "Paris"}', [("get_weather", {"city": "Paris"})], 1),
+    ('[TOOL_CALLS]get_weather[CALL_ID]abcDEF123{"city": "Paris"}[TOOL_CALLS]search[ARGS]{"q": "x"}',
+     [("get_weather", {"city": "Paris"}), ("search", {"q": "x"})], 1),
+    ('[TOOL_CALLS]a{}[TOOL_CALLS]b {"k": [1, {"x": null}]}', [("a", {}), ("b", {"k": [1, {"x": None}]})], 2),
+])
+def test_mistral_v11_without_args_reads_the_json_after_the_name(
+        doc: str, calls_: list[tuple[str, dict[str, Any]]], ids: int) -> None:
+    for events in each_way(doc):
+        assert calls(events) == calls_ and codes(events) == ["missing_args_open"] * ids
+        got = diags(events, "missing_args_open")
+        assert [d.offset for d in got] == [m.start() for m in re.finditer(r"(?<=[\w ])\{", doc)][:ids]
+        assert texts(events) == doc[: doc.index("[TOOL_CALLS]")]
+        assert "".join(e.raw for e in events) == doc
+        deltas_match(events)
+    strict = run(cut(doc, 3), strict=True)
+    assert calls(strict) != calls_ and "missing_args_open" not in codes(strict)
+    assert released(strict).endswith(doc[doc.index("[TOOL_CALLS]"):][-5:])
+
+
+@pytest.mark.parametrize("doc", [
+    "Use `[TOOL_CALLS]get_weather{\"city\": \"Paris\"}` to call it.",
+    "```\n[TOOL_CALLS]get_weather{\"city\": \"Paris\"}\n```\n",
+    "get_weather{\"city\": \"Paris\"} is how it looks",  # no [TOOL_CALLS]: prose
+])
+def test_mistral_json_after_a_name_in_code_or_without_its_token_is_text(doc: str) -> None:
+    for events in each_way(doc):
+        assert calls(events) == [] and texts(events) == doc and codes(events) == []
+
+
+def test_mistral_json_after_a_name_inside_a_value_is_data() -> None:
+    inner = '[TOOL_CALLS]get_weather{"city": "Paris"}'
+    doc = "[TOOL_CALLS]note[ARGS]" + json.dumps({"text": inner})
+    for events in each_way(doc):
+        assert calls(events) == [("note", {"text": inner})] and codes(events) == []
+
+
+# ---------------------------------------------------------------- 6. gateway XML without </invoke>
+XML_ONE = '<invoke name="{n}">\n<parameter name="k">{v}</parameter>\n'
+
+
+@pytest.mark.parametrize("closes", [(False, True), (True, False), (False, False)])
+def test_gateway_xml_invoke_close_left_out_before_the_next_invoke_or_the_block_close(closes: tuple[bool, bool]) -> None:
+    doc = ("ok <tool_calls>\n" + "".join(XML_ONE.format(n=n, v=v) + ("</invoke>\n" if c else "")
+                                        for n, v, c in (("f", "1", closes[0]), ("g", "2", closes[1])))
+           + "</tool_calls> bye")
+    left_out = [doc.index('<invoke name="g">')] * (not closes[0]) + [doc.index("</tool_calls>")] * (not closes[1])
+    for events in each_way(doc):
+        assert calls(events) == [("f", {"k": "1"}), ("g", {"k": "2"})] and texts(events) == "ok  bye"
+        assert [d.offset for d in diags(events, "implied_call_close")] == left_out
+        assert codes(events) == ["implied_call_close"] * len(left_out)
+        deltas_match(events)
+    strict = run(cut(doc, 4), strict=True)
+    assert calls(strict) != [("f", {"k": "1"}), ("g", {"k": "2"})] and "implied_call_close" not in codes(strict)
+
+
+@pytest.mark.parametrize("doc", [
+    # without its block's open the close is the only evidence: an invoke's close is required
+    'ok <invoke name="f">\n<parameter name="k">v</parameter>\n</tool_calls>',
+    # a value that quotes it is data
+    '<tool_calls><invoke name="w"><parameter name="c"><![CDATA[<invoke name="f"><parameter name="k">v</parameter>'
+    "</tool_calls>]]></parameter></invoke></tool_calls>",
+])
+def test_gateway_xml_implied_invoke_close_needs_its_block_and_never_fires_in_a_value(doc: str) -> None:
+    for events in each_way(doc):
+        assert "implied_call_close" not in codes(events)
+        assert [n for n, _ in calls(events)] in ([], ["w"])
+
+
+DROPPED = {"mistral": ("[ARGS]", "missing_args_open"), "xml": ("</invoke>", "implied_call_close")}
+
+
+@given(st.data())
+def test_dropping_mistrals_args_or_a_gateway_xml_invoke_close_keeps_the_calls_and_says_so(data: st.DataObject) -> None:
+    """Blocks rendered by the grammar, one tolerated marker left out of one call
+    (Mistral v11's ``[ARGS]``, gateway XML's ``</invoke>``): the same calls and text,
+    that tolerance's Diagnostic; under strict, not the same."""
+    name = data.draw(st.sampled_from(sorted(DROPPED)))
+    d = REGISTRY[name]
+    assert d.render is not None
+    marker, code = DROPPED[name]
+    # (values that quote the marker are data, never dropped: not drawn here)
+    drawn = data.draw(st.lists(call_of(d).filter(lambda c: all(marker not in v for _k, v, _j in c[1])),
+                               min_size=1, max_size=3))
+    variant = data.draw(st.integers(0, 31)) * 2  # (Mistral's even variants are v11)
+    block = d.render([(n, p) for n, p, _ in drawn], variant)
+    at = [m.start() for m in re.finditer(re.escape(marker), block)]
+    assert len(at) == len(drawn), block
+    k = data.draw(st.sampled_from(at))
+    before, after = data.draw(DOT_PROSE), data.draw(DOT_PROSE)
+    doc = before + "\n\n" + block[:k] + block[k + len(marker):] + after
+    events = run(data.draw(chunks(doc)), dialects=[name])
+    assert calls(events) == [(n, a) for n, _, a in drawn]
+    assert texts(events) == before + "\n\n" + after
+    assert codes(events) == [code]
+    assert "".join(e.raw for e in events) == doc
+    deltas_match(events)
+    assert calls(run([doc], dialects=[name], strict=True)) != [(n, a) for n, _, a in drawn]

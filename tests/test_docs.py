@@ -49,6 +49,7 @@ PRODUCES: dict[str, tuple[str, dict[str, Any]]] = {
     "doubled_key_open": ("<tool_call>f<arg_key><arg_key>n</arg_key><arg_value>1</arg_value></tool_call>", {}),
     "stray_value_close": ("<tool_call>f</arg_value></tool_call>", {}),
     "missing_block_close": ('<tool_call>{"name": "f", "arguments": {}}', {}),
+    "missing_args_open": ('[TOOL_CALLS]f{"n": 1}', {}),
     "unwrapped_arguments": (CALL.format(name="f", params='<parameter=arguments>\n{"n": 1}\n</parameter>\n'), {"tools": TOOLS}),
 }
 
