@@ -338,7 +338,9 @@ class Capture:
     label: str = "text"
     #: Tolerance: other readings of the same text (``Variant``: a pattern with a
     #: ``name`` group, examples, a code), tried only with ``tools=`` given when the
-    #: pattern's name is no known tool: a variant's name must be a known tool.
+    #: pattern's name is no known tool: a variant's name must be a known tool. A
+    #: variant with no ``name`` group (an id alone: Kimi's ``0``) names the one tool
+    #: declared, only when ``tools=`` declares exactly one (vLLM's rule).
     variants: tuple["Variant", ...] = ()
     region: ClassVar[str] = "capture"
     entry: ClassVar[str] = "in_capture"
@@ -1069,7 +1071,7 @@ def validate(dialect: Dialect) -> None:
             except regex.error as e:
                 raise GrammarError(f"dialect {dialect.name}: capture pattern {n.pattern!r} does not compile: {e}") from None
             for v in n.variants:
-                _check_naming_variant(dialect, "capture variant", v, whole=True)
+                _check_naming_variant(dialect, "capture variant", v, whole=True, nameless=True)
         if isinstance(n, Block) and n.decide is not None:
             d = n.decide
             try:
@@ -1088,15 +1090,17 @@ def validate(dialect: Dialect) -> None:
                     raise GrammarError(f"dialect {dialect.name}: decide variant {v.code!r}: give examples its pattern matches")
 
 
-def _check_naming_variant(dialect: Dialect, kind: str, v: Variant, whole: bool) -> None:
+def _check_naming_variant(dialect: Dialect, kind: str, v: Variant, whole: bool, nameless: bool = False) -> None:
     """A variant that names a call (a capture's or a header case's): its pattern compiles,
-    has a ``name`` group and matches its examples (whole, or somewhere in them)."""
+    has a ``name`` group and matches its examples (whole, or somewhere in them).
+    ``nameless``: a capture's variant may have no name group: it then names the one tool
+    declared (``tools=`` with exactly one), never another."""
     try:
         pv = regex.compile(v.pattern)
     except regex.error as e:
         raise GrammarError(f"dialect {dialect.name}: {kind} {v.code!r} does not compile: {e}") from None
     found = pv.fullmatch if whole else pv.search
-    if "(?P<name>" not in v.pattern or not v.examples or not all(found(ex) for ex in v.examples):
+    if ("(?P<name>" not in v.pattern and not nameless) or not v.examples or not all(found(ex) for ex in v.examples):
         raise GrammarError(f"dialect {dialect.name}: {kind} {v.code!r} needs a name group and "
                            "examples its pattern matches")
 

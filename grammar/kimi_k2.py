@@ -41,8 +41,12 @@ CALL_ID_VARIANT = Variant(
     ("functionsexec5", "functions_read_file_3", "call00003"),
     "call_id_variant",
 )
+#: Tolerance (vLLM's rule): an id and no name (``<|tool_call_begin|>0<|tool_call_argument_begin|>``)
+#: names the one tool declared, only when ``tools=`` declares exactly one; never a
+#: guess from the argument keys.
+NAMELESS_ID = Variant(r"\s*(?P<id>[0-9]{1,9})\s*", ("0", "12", " 3 "), "nameless_call")
 
-CALLS = Many(Call(CALL, Capture(CALL_ID, label="functions.NAME:IDX", variants=(CALL_ID_VARIANT,)), ARGUMENTS, JsonArgs(),
+CALLS = Many(Call(CALL, Capture(CALL_ID, label="functions.NAME:IDX", variants=(CALL_ID_VARIANT, NAMELESS_ID)), ARGUMENTS, JsonArgs(),
                   close=CALL_END, ids="wire"), min=1)
 #: Tolerated (``missing_block_close``): the stream ends after a call's JSON arguments
 #: with ``<|tool_call_end|>`` and the section's close left out (stop tokens stripped).

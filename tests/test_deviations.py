@@ -363,3 +363,51 @@ def test_dropping_mistrals_args_or_a_gateway_xml_invoke_close_keeps_the_calls_an
     assert "".join(e.raw for e in events) == doc
     deltas_match(events)
     assert calls(run([doc], dialects=[name], strict=True)) != [(n, a) for n, _, a in drawn]
+
+
+# ---------------------------------------------------------------- 10. a Kimi id and no name
+NAMELESS = ("ok <|tool_calls_section_begin|><|tool_call_begin|>{id}<|tool_call_argument_begin|>{{\"city\": \"x\"}}"
+            "<|tool_call_end|><|tool_calls_section_end|>")
+
+
+@pytest.mark.parametrize("wire", ["0", "12", " 3 "])
+def test_a_kimi_call_with_an_id_and_no_name_is_the_one_tool_declared(wire: str) -> None:
+    doc = NAMELESS.format(id=wire)
+    one = tools("get_weather", city="string")
+    for events in each_way(doc, tools=one):
+        assert calls(events) == [("get_weather", {"city": "x"})] and codes(events) == ["nameless_call"]
+        assert [e.id for e in events if isinstance(e, callsieve.ToolCall)] == [wire.strip()]
+        (d,) = diags(events, "nameless_call")
+        assert d.offset == 3
+        deltas_match(events)
+    strict = run(cut(doc, 4), tools=one, strict=True)
+    assert calls(strict) == [(wire.strip(), {"city": "x"})] and codes(strict) == ["unknown_tool"]
+
+
+def test_a_kimi_call_with_no_name_is_never_guessed_among_several_tools_or_without_any() -> None:
+    doc = NAMELESS.format(id="0")
+    # two tools: nothing says which (not the argument keys): the id as written, unknown
+    events = run(cut(doc, 5), tools=tools("get_weather", "search", city="string"))
+    assert calls(events) == [("0", {"city": "x"})] and codes(events) == ["unknown_tool"]
+    assert calls(run([doc])) == [("0", {"city": "x"})] and codes(run([doc])) == []
+    # an id with a name keeps its name, even when one tool is declared
+    named = NAMELESS.format(id="functions.search:0")
+    events = run([named], tools=tools("get_weather"))
+    assert calls(events) == [("search", {"city": "x"})] and codes(events) == ["unknown_tool"]
+
+
+@pytest.mark.parametrize("doc", [
+    "```\n" + NAMELESS.format(id="0") + "\n```\n",
+    "Try `" + NAMELESS.format(id="0") + "` here.",
+])
+def test_a_nameless_kimi_call_in_code_is_text(doc: str) -> None:
+    events = run(cut(doc, 3), tools=tools("get_weather"))
+    assert calls(events) == [] and texts(events) == doc and codes(events) == []
+
+
+def test_a_nameless_kimi_call_inside_a_value_is_data() -> None:
+    inner = NAMELESS.format(id="0")
+    doc = ('<|tool_calls_section_begin|><|tool_call_begin|>functions.note:0<|tool_call_argument_begin|>'
+           + json.dumps({"text": inner}) + "<|tool_call_end|><|tool_calls_section_end|>")
+    events = run(cut(doc, 3), tools=tools("note", text="string"))
+    assert calls(events) == [("note", {"text": inner})] and codes(events) == []
