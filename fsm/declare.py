@@ -80,7 +80,9 @@ def validate(decl: Declaration, model: type) -> None:
                 raise GrammarError(
                     f"state {source!r} on {trig!r}: two transitions share rank {one.rank} "
                     f"(to {one.dest} when {list(one.guards)} and to {two.dest} when {list(two.guards)}); "
-                    "the order they are tried in must be declared, not left to list order"
+                    "rule: the order rows are tried in is declared by their rank, never left to list order; "
+                    "fix: give one of them another rank (a region of a dialect's own: rank its rows apart from "
+                    "the engine's and from other dialects' regions)"
                 )
         for k, row in enumerate(rows[:-1]):
             if not row.guards:
@@ -116,11 +118,20 @@ def _check_reachable(decl: Declaration) -> None:
     seen = _closure(starts, succ)
     unreachable = [s.name for s in decl.states if s.name not in seen]
     if unreachable:
-        raise GrammarError(f"unreachable state {unreachable[0]!r}: no transition leads to it from {decl.initial!r}")
+        raise GrammarError(
+            f"unreachable state {unreachable[0]!r}: no transition leads to it from {decl.initial!r} (rule: every "
+            "declared state can be reached); fix: listen for a marker that leads into it (a Listen of its region, "
+            "or a structure node), or leave the state out"
+        )
     back = _closure({decl.initial}, pred)
     dead = [s.name for s in decl.states if s.name not in back]
     if dead:
-        raise GrammarError(f"dead end: from state {dead[0]!r} no transition leads back to {decl.initial!r} (only eof does)")
+        raise GrammarError(
+            f"dead end: from state {dead[0]!r} no transition leads back to {decl.initial!r}, only eof does (rule: "
+            "a stream can leave every state without ending, so that what follows is read); fix: give the state "
+            "a way out (a Listen for a close marker back to text, or an unguarded row to text for what it "
+            "cannot read)"
+        )
 
 
 def _closure(start: set[str], edges: dict[str, set[str]]) -> set[str]:

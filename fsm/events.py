@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import MISSING, dataclass, fields
-from typing import Any, TypeVar, Union
+from typing import Any, Literal, TypeVar, Union, get_args
 
 _E = TypeVar("_E")
 
@@ -111,7 +111,56 @@ class ToolCall:
         return json.dumps(self.arguments, ensure_ascii=False)
 
 
-@_fast_init
+#: How much a Diagnostic matters to whoever watches a stream, from least to most:
+#:
+#: * ``noise``: prose that merely mentions a marker (a block released as text before any
+#:   call in it had begun): nothing was lost, nothing meant as a call was shown;
+#: * ``tolerated``: a call stands, read with an assumption the message states (a
+#:   deviation from its format, a value kept as the raw string, a tool not in ``tools``);
+#: * ``released``: markup the model may have meant as a call was shown to the user as
+#:   text (a block malformed after a call began, cut off by the stream's end, too large;
+#:   reasoning shown as text before a stray ``</think>``);
+#: * ``dropped``: input left the output by policy (``on_malformed="drop"`` or
+#:   ``"raise"``, ``unknown_tool="drop"``); it rides on the Diagnostic's ``raw``.
+#:
+#: A proxy alerts on ``released`` and ``dropped`` and may ignore ``noise``.
+Severity = Literal["noise", "tolerated", "released", "dropped"]
+SEVERITY_LEVELS: tuple[str, ...] = get_args(Severity)
+
+#: Each code's severity, the one place it is written. A block's code (``malformed_block``,
+#: ``unterminated_block``, ``block_too_large``) is ``released`` when shown as text and
+#: ``dropped`` under ``on_malformed="drop"`` or ``"raise"``; ``malformed_block`` is
+#: ``noise`` when no call in the block had begun. ``unknown_tool`` is ``tolerated`` while
+#: the call stands (the default policy), ``released`` under ``unknown_tool="text"`` and
+#: ``dropped`` under ``"drop"``. The rest never vary.
+SEVERITY: dict[str, Severity] = {
+    "malformed_block": "released",
+    "unterminated_block": "released",
+    "block_too_large": "released",
+    "unknown_tool": "tolerated",
+    "dropped_call": "dropped",
+    "type_mismatch": "tolerated",
+    "stray_reasoning_close": "released",
+    "reasoning_closed_by_call": "tolerated",
+    # the tolerances (docs/tolerances.md): a call stands, read with what was assumed
+    "missing_block_open": "tolerated",
+    "implied_param_close": "tolerated",
+    "implied_call_close": "tolerated",
+    "dsml_variant": "tolerated",
+    "python_literal": "tolerated",
+    "repeated_param_array": "tolerated",
+    "call_id_variant": "tolerated",
+    "unwrapped_arguments": "tolerated",
+    "doubled_key_close": "tolerated",
+    "glued_content_type": "tolerated",
+    "param_close_variant": "tolerated",
+    "doubled_lt": "tolerated",
+    "missing_value_open": "tolerated",
+    "doubled_key_open": "tolerated",
+    "stray_value_close": "tolerated",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     """Something worth knowing: a malformed block released as text, an unknown tool,
@@ -123,18 +172,30 @@ class Diagnostic:
     ``type_mismatch`` (a value kept as its raw string), ``stray_reasoning_close``
     (``</think>`` without ``<think>``), ``reasoning_closed_by_call`` (a tool-call
     block ended unclosed reasoning, policy ``calls_in_reasoning``); the tolerances, each saying what was assumed
-    (README, "What models really emit"; none under ``Sieve(strict=True)``):
+    (docs/tolerances.md; none under ``Sieve(strict=True)``):
     ``missing_block_open``, ``implied_param_close``, ``implied_call_close``,
     ``dsml_variant``, ``python_literal``, ``repeated_param_array``, ``call_id_variant``,
     ``unwrapped_arguments``, ``doubled_key_close``,
     ``glued_content_type``, ``param_close_variant``, ``doubled_lt``, ``missing_value_open``,
     ``doubled_key_open``, ``stray_value_close``. ``message`` says what happened, for people;
-    ``raw`` holds input only when the policy dropped it."""
+    ``raw`` holds input only when the policy dropped it.
+
+    ``severity``: ``noise``, ``tolerated``, ``released`` or ``dropped`` (see
+    :data:`SEVERITY`, the table from code to severity): alert on ``released`` and
+    ``dropped``; ``noise`` is prose that merely mentions a marker. Left empty, it is
+    the code's own from that table (a code not in it, a dialect's own: ``tolerated``)."""
 
     code: str
     message: str
     offset: int
     raw: str = ""
+    severity: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.severity:
+            object.__setattr__(self, "severity", SEVERITY.get(self.code, "tolerated"))
+        elif self.severity not in SEVERITY_LEVELS:
+            raise ValueError(f"severity {self.severity!r}: one of {', '.join(SEVERITY_LEVELS)}")
 
 
 Event = Union[Text, Reasoning, ToolCallStart, ToolCallDelta, ToolCall, Diagnostic]

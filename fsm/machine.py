@@ -178,6 +178,8 @@ class _Composer:
         self.owner: dict[str, str] = {}
         #: the block openers in prose, those that read the same text together
         self.groups: list[list[tuple[Layout, Leaf]]] = []
+        #: headers composed so far (each ranks its rows apart: ``header.header_region``)
+        self.header_count = 0
 
     # ------------------------------------------------------------ listen rules
     def listen(self, origin: str, marker: Marker, rows: list[tuple[tuple[str, ...], str, tuple[str, ...]]],
@@ -186,9 +188,13 @@ class _Composer:
         where = f"{origin}@{scope}" if scope else origin
         key = key or f"hit:{where}:{marker.shown()}"
         if key in self.hits:
-            raise GrammarError(f"two markers shown as {marker.shown()!r} listened for in {where}")
+            raise GrammarError(
+                f"two markers shown as {marker.shown()!r} listened for in {where} (rule: what a state listens for is "
+                "told apart by how each marker is shown); fix: if two dialects declare it, enable one of them; "
+                "else give the markers distinct labels"
+            )
         self.hits[key] = (where, marker.shown())
-        entry = Entry(key, marker, data, needs_name, codes, prefixed, reads_as, getattr(data, "enter", None))
+        entry = Entry(key, marker, data, needs_name, codes, prefixed, reads_as, getattr(data, "enter", None), marker.anchor)
         if scope is None:
             self.entries.setdefault(origin, []).append((entry, rows))
         else:
@@ -249,7 +255,7 @@ class _Composer:
             # Tolerance (``Opt(marker, stray=CODE)``): a marker the format does not have,
             # read where models write it, reported; shown apart in the diagrams.
             m = lf.marker
-            self.listen(origin, Marker(m.pattern, m.examples, f"{m.shown()} ~{lf.stray}"), [(guards, dest, first + (action,))],
+            self.listen(origin, Marker(m.pattern, m.examples, f"{m.shown()} ~{lf.stray}", anchor=m.anchor), [(guards, dest, first + (action,))],
                         Act(lf, (), enter), needs_name=named, scope=scope, codes=(lf.stray,), reads_as="nothing: a marker the format does not have there")
             return
         self.listen(origin, lf.marker, [(guards, dest, first + (action,))], Act(lf, (), enter), needs_name=named, scope=scope)
@@ -272,12 +278,13 @@ class _Composer:
         kinds = {lf.kind for layout in layouts for lf in layout.leaves}
         if "capture" in kinds:
             regions.append(capture.REGION)
-        if kinds & {"json_args", "json_call"}:
+        if kinds & {"json_args", "json_call", "json_calls"}:
             regions.append(json_body.REGION)
         for d in self.dialects:
             regions += d.regions
             for h in d.headers:
-                hr, guards = header.header_region(h)
+                hr, guards = header.header_region(h, self.header_count)
+                self.header_count += 1
                 regions.append(hr)
                 self.guards.update(guards)
                 name, act = header.use_action(h)
@@ -305,7 +312,31 @@ class _Composer:
             for h in layout.dialect.headers:
                 self._header(h, layout)
         self._openers(layouts)
+        self._framing()
         return self._finish(layouts)
+
+    def _framing(self) -> None:
+        """Framing tokens (``Dialect.framing``): in prose an empty-text ``Text`` carries
+        each in its raw; in reasoning, ``Reasoning.raw`` (equal declarations count once)."""
+        seen: list[Marker] = []
+        owner: dict[int, str] = {}
+        for d in self.dialects:
+            for m in d.framing:
+                if m in seen:
+                    continue
+                seen.append(m)
+                owner[id(m)] = d.name
+                for origin, dest, action in (("text", "text", "framing"),
+                                             *((st, st, "reasoning_framing") for st in self.reasoning_states)):
+                    clash = next((e for e, _r in self.entries.get(origin, []) if _cross_match(e.marker, m)), None)
+                    if clash is not None:
+                        raise GrammarError(
+                            f"dialect {d.name}: framing marker {m.shown()!r} reads the same text as {clash.marker.shown()!r}, "
+                            f"which {origin} listens for already (rule: one marker per text in a state); "
+                            "leave one of them out of the dialects, or out of the framing"
+                        )
+                    self.listen(origin, m, [((), dest, (action,))])
+                    self.owner[f"hit:{origin}:{m.shown()}"] = d.name
 
     def _dialect(self, layout: Layout) -> None:
         entered = {p.name for lf in layout.leaves if lf.kind not in ("capture", "value", "param_open", "block_close")
@@ -470,7 +501,11 @@ class _Composer:
                     self._fork(g, origin, first)
                     continue
                 layout, lf = g[0]
-                assert lf.marker is not None
+                if lf.marker is None:
+                    raise GrammarError(
+                        f"dialect {layout.dialect.name}: a bare block (open=None) begins with {lf.label()!r}, no marker "
+                        "(rule: a block opens at a marker it begins with); fix: give the block an open marker"
+                    )
                 if lf.kind == "block_open":
                     self.structural(origin, lf, layout, first=first)
                 elif lf.kind == "mark":  # a bare block's first marker that opens no call
@@ -548,6 +583,7 @@ class _Composer:
         # matchers
         matchers = {o: Matcher([e for e, _ in es]) for o, es in self.entries.items()}
         scoped = {o: {sc: Matcher([e for e, _ in es]) for sc, es in by.items()} for o, by in self.scoped_entries.items()}
+        _check_one_chars_and_anchors(self.states, matchers, scoped)
         # start characters → classes
         starts: dict[str, set[str]] = {}
         for o, m in matchers.items():
@@ -630,6 +666,32 @@ def _check_mixins(mixins: list[type]) -> None:
             raise GrammarError(f"region model {m.__name__}: {clash[0]!r} is already an engine guard or action; name yours apart")
 
 
+def _check_one_chars_and_anchors(states: list[StateDecl], matchers: dict[str, Matcher],
+                                 scoped: dict[str, dict[str, Matcher]]) -> None:
+    """A one-character marker begins no longer marker of its state (it is taken at its
+    own character, never held); an anchored marker stands only where a state reads
+    prose or reasoning (what is before it is known there)."""
+    sinks = {st.name: st.sink for st in states}
+    every = [(o, m) for o, m in matchers.items()] + [(o, m) for o, by in scoped.items() for m in by.values()]
+    for origin, m in every:
+        for c in sorted(m.one_chars):
+            longer = next((e for e in m.entries for ex in e.marker.examples if len(ex) > 1 and ex[0] == c), None)
+            if longer is not None:
+                one = next(e for e in m.entries if c in e.marker.examples)
+                raise GrammarError(
+                    f"marker {one.marker.shown()!r} is one character, and {longer.marker.shown()!r} begins with it; both "
+                    f"are listened for in {origin} (rule: a one-character marker is taken at its own character, so no "
+                    "other marker of its state may begin with it): change one of them"
+                )
+        for e in m.entries:
+            if e.anchor and sinks.get(origin) not in ("text_char", "reasoning_char"):
+                raise GrammarError(
+                    f"marker {e.marker.shown()!r} is anchored ({e.anchor!r}) and listened for in {origin}, which reads "
+                    "no prose (rule: an anchor is checked against the prose or reasoning before the marker); "
+                    "anchor only markers that open a block or frame text"
+                )
+
+
 def tag_region() -> Region:
     return Region("tag", tag.STATES, tag.RULES, None)
 
@@ -698,7 +760,10 @@ def _check_rule2(decl: Declaration, matchers: dict[str, Matcher], scoped: dict[s
                         raise GrammarError(
                             f"{'dialect ' + own + ', ' if own else ''}marker {e.marker.shown()!r} listened for in "
                             f"{state}: a start character {s!r} of {state} can continue {prefix!r} (rule 2: markers "
-                            "may contain the start characters of their context only at their first position)"
+                            "may contain the start characters of their context only at their first position). "
+                            f"Fix: split it before that {s!r} into two markers, one after the other in the "
+                            f"structure (the second begins with {s!r}); or, if the {s!r} is a stray character "
+                            "a model writes before the marker, declare it as the marker's Prefix"
                         )
 
 

@@ -66,6 +66,10 @@ class Entry:
     #: The body (capture, JSON) the marker leads into, if any (``data.enter``, read
     #: once: ``TagModel._take_tag`` asks it of every marker taken).
     enter: Any = None
+    #: Where the marker may stand (``grammar.api.Marker.anchor``): "" anywhere,
+    #: ``word`` not right after a word character, ``line`` at a line's start (after
+    #: spaces or tabs only). Checked when a held tag completes (``TagModel.hit_key``).
+    anchor: str = ""
 
 
 class Hit:
@@ -89,6 +93,12 @@ class Matcher:
         self._last_end: tuple[str | None, int, str, tuple[int, int]] = (None, -1, "", (-1, DEAD))
         #: The characters a marker of this context can begin with (rule 2, per context).
         self.start_chars = "".join(sorted({c for e in entries for c in e.marker.start_chars()}))
+        #: Start characters that are a whole marker by themselves (Llama's ``;`` between
+        #: calls): complete on their own character, they are not held (``tag_begin``
+        #: classifies them at once). No longer marker of the context begins with one
+        #: (checked when the machine is composed).
+        self.one_chars = frozenset(c for c in self.start_chars
+                                   if any(regex.fullmatch(e.marker.pattern, c) is not None for e in entries))
         #: Some start character of this context can continue one of its markers (rule 2
         #: broken across dialects that share the context, e.g. a ``[`` dialect beside a
         #: tag whose attribute may hold ``[``): a chunk's tail is then checked from every

@@ -85,7 +85,7 @@ from typing import (
 )
 
 from callsieve.events import Event, Reasoning, Text, ToolCall, ToolCallDelta, ToolCallStart
-from callsieve.sieve import Sieve, new_id_prefix  # one source of call ids (issue 12, finding 11)
+from callsieve.sieve import SIEVE_OPTIONS, Sieve, check_keywords, new_id_prefix  # one source of call ids (issue 12, finding 11)
 
 if TYPE_CHECKING:
     from openai.lib.streaming.chat import (
@@ -220,6 +220,40 @@ class _ChoiceState:
         return self.indices[key]
 
 
+#: The options every adapter takes besides :class:`callsieve.Sieve`'s.
+ADAPTER_OPTIONS = frozenset({"stream_arguments", "on_event", "reasoning_field"})
+
+
+def check_adapter_options(options: Mapping[str, Any]) -> None:
+    """Refuse, at the call, an option no adapter takes (with the nearest one that it
+    does) and an ``on_event`` that cannot be called as ``on_event(choice_index, event)``."""
+    check_keywords(options, SIEVE_OPTIONS | ADAPTER_OPTIONS, "callsieve's adapter")
+    check_on_event(options.get("on_event"))
+
+
+def check_on_event(on_event: object) -> None:
+    """``on_event`` is called as ``on_event(choice_index, event)``: the index of the
+    choice (``n=``) the event belongs to, and the event. A callback that cannot take
+    those two arguments is refused now, not at the first event of a live stream."""
+    if on_event is None:
+        return
+    if not callable(on_event):
+        raise TypeError(f"on_event must be a callable, on_event(choice_index, event), not {type(on_event).__name__}")
+    try:
+        signature = inspect.signature(on_event)
+    except (TypeError, ValueError):  # a builtin without a signature: it is called as documented
+        return
+    try:
+        signature.bind(0, None)
+    except TypeError:
+        name = getattr(on_event, "__name__", type(on_event).__name__)
+        raise TypeError(
+            f"on_event is called as on_event(choice_index, event): the index of the choice the event belongs to "
+            f"and the event; {name}{signature} cannot take those two arguments "
+            "(write on_event=lambda choice_index, event: ..., or def handler(choice_index, event))"
+        ) from None
+
+
 class StreamSieve:
     """The transformation :func:`sieve_stream` applies, one chunk at a time.
 
@@ -238,6 +272,8 @@ class StreamSieve:
         reasoning_field: str = "reasoning_content",
         **sieve_options: Any,
     ) -> None:
+        check_keywords(sieve_options, SIEVE_OPTIONS | ADAPTER_OPTIONS, "callsieve's adapter")
+        check_on_event(on_event)
         self._reasoning_field = _reasoning_field(reasoning_field)
         self._dialects = list(dialects) if dialects is not None and not isinstance(dialects, str) else dialects
         self._tools = list(tools) if tools is not None else None
@@ -676,6 +712,35 @@ class AsyncSievedStreamManager(Generic[_H]):
         await self._manager.__aexit__(*exc)
 
 
+def _refuse_whole(stream: Any, callee: str) -> None:
+    """A complete response, a message or a text where a stream belongs is refused at the
+    call, naming what cleans it (a ``ChatCompletion`` is iterable too: read as a stream,
+    its fields would be taken for chunks)."""
+    if isinstance(stream, (str, bytes)):
+        raise TypeError(f"{callee}() takes a stream, not a {type(stream).__name__}: for a model's text use "
+                        "callsieve.parse(text), for a message clean_message(message)")
+    kind = _get(stream, "object")
+    if kind == "chat.completion":
+        raise TypeError(f"{callee}() takes a stream, not a complete {type(stream).__name__}: use "
+                        "clean_completion(completion), or create it with stream=True")
+    if kind == "response":
+        raise TypeError(f"{callee}() takes a stream, not a complete {type(stream).__name__}: create it with "
+                        "stream=True (client.responses.create(..., stream=True)) and pass the stream")
+    if isinstance(stream, Mapping):
+        raise TypeError(f"{callee}() takes a stream (an iterable of chunks), not one {type(stream).__name__}: "
+                        "for a complete completion use clean_completion(completion), for a message "
+                        "clean_message(message)")
+    if isinstance(stream, (list, tuple)) and stream:
+        first = stream[0]
+        what = _get(first, "object")
+        if what == "chat.completion" or (_get(first, "role") is not None and _get(first, "choices") is None) \
+                or (_get(first, "message") is not None and _get(first, "choices") is None):
+            shown = "completions" if what == "chat.completion" else "messages or choices"
+            raise TypeError(f"{callee}() takes a stream of chunks, not a {type(stream).__name__} of {shown}: clean "
+                            "each completion with clean_completion(completion) and each message with "
+                            "clean_message(message)")
+
+
 @overload
 def sieve_stream(
     stream: ChatCompletionStreamManager[_R], dialects: Iterable[str] | str | None = ..., tools: Iterable[Any] | None = ..., **options: Any
@@ -733,6 +798,7 @@ def sieve_stream(
     the call, before any chunk is read; so does a stream this function cannot clean.
     """
     _AutoTransform(dialects, tools, options)  # fail now on bad arguments
+    _refuse_whole(stream, "sieve_stream")
 
     def wrap(raw: Any) -> SievedStream[Any]:
         return SievedStream(raw, _AutoTransform(dialects, tools, options))
@@ -789,6 +855,7 @@ def asieve_stream(
     """:func:`sieve_stream` for ``AsyncOpenAI``: an ``AsyncStream`` (or any async
     iterable of chunks or Responses events), or an async stream helper (manager or stream)."""
     _AutoTransform(dialects, tools, options)
+    _refuse_whole(stream, "asieve_stream")
 
     def wrap(raw: Any) -> AsyncSievedStream[Any]:
         return AsyncSievedStream(raw, _AutoTransform(dialects, tools, options))
@@ -852,6 +919,7 @@ def _clean_message(
     message: Any, dialects: Iterable[str] | str | None, tools: Iterable[Any] | None, options: dict[str, Any]
 ) -> tuple[Any, int]:
     options = dict(options)
+    check_adapter_options(options)
     on_event: Callable[[int, Event], None] | None = options.pop("on_event", None)
     rf = _reasoning_field(options.pop("reasoning_field", "reasoning_content"))
     options.pop("stream_arguments", None)

@@ -31,7 +31,10 @@ Theory of operation:
    output item of its own, as the API streams reasoning: ``output_item.added``, a
    ``response.reasoning_text.delta`` per piece, then ``response.reasoning_text.done`` and
    ``output_item.done`` (content ``[{"type": "reasoning_text", "text": ...}]``) as soon as
-   something else follows it in the text, or the part ends.
+   something else follows it in the text, or the part ends. Reasoning that *leads* a
+   message's text stands before that message, as the API orders them: the message's
+   ``output_item.added`` (and ``content_part.added``) are held until its text shows
+   something other than reasoning, so the reasoning item takes the lower index.
 6. A call whose block proves malformed after it was started is abandoned by the sieve:
    its item is closed with ``status: "incomplete"`` (and the arguments streamed so far)
    when the part's text is done, and its markup comes back as text (``on_malformed``).
@@ -98,6 +101,9 @@ class ResponsesSieve:
         self._calls: list[_Call] = []
         self._thoughts: list[_Thought] = []
         self._pydantic = False
+        #: A message's opening events, held until its text shows whether reasoning leads it.
+        self._held: list[Any] = []
+        self._held_item: Any = None  # that message's item id
 
     # -- building events
     def _event(self, cls_name: str, fields: dict[str, Any]) -> Any:
@@ -207,6 +213,18 @@ class ResponsesSieve:
             self._parts[key] = part
         return part
 
+    def _release_held(self) -> list[Any]:
+        """The held message's opening events, numbered now (after any reasoning item
+        that led its text)."""
+        held, self._held, self._held_item = self._held, [], None
+        out = []
+        for event in held:
+            changes: dict[str, Any] = {}
+            if isinstance(_get(event, "output_index"), int):
+                changes["output_index"] = self._map(_get(event, "output_index"))
+            out.append(self._renumber(event, **changes))
+        return out
+
     def _sieved(self, template: Any, part: _Part, events: list[Event]) -> list[Any]:
         """The output events for sieve events of one part, text shaped like ``template``."""
         out: list[Any] = []
@@ -220,6 +238,8 @@ class ResponsesSieve:
                 continue
             if isinstance(e, (Text, ToolCallStart, ToolCall)) and (not isinstance(e, Text) or e.text):
                 out += self._stop_thinking(part)  # reasoning ends where anything else begins
+                if self._held:
+                    out += self._release_held()
             if isinstance(e, Text):
                 if not e.text:
                     continue
@@ -295,6 +315,16 @@ class ResponsesSieve:
     def push(self, event: Any) -> list[Any]:
         self._pydantic = not isinstance(event, Mapping)
         kind = _get(event, "type")
+        if kind == "response.output_item.added" and _get(_get(event, "item"), "type") == "message" and not self._held:
+            self._held, self._held_item = [event], _get(_get(event, "item"), "id")
+            return []
+        if self._held:
+            if kind == "response.content_part.added" and _get(event, "item_id") == self._held_item:
+                self._held.append(event)
+                return []
+            if not (kind == "response.output_text.delta" and _get(event, "item_id") == self._held_item):
+                # (anything else of the message, or another item: its text led with no reasoning)
+                return self._release_held() + self.push(event)
         if kind == "response.output_text.delta":
             part = self._part(event)
             if part.closed:  # text after its done event: a new sieve for the same part
@@ -320,11 +350,11 @@ class ResponsesSieve:
         return [self._renumber(event, **changes)]
 
     def _close_all(self) -> list[Any]:
-        out: list[Any] = []
+        out: list[Any] = self._release_held()
         for part in self._parts.values():
             # A stream that finishes without output_text.done still gets what was held.
             out += self._close(part)
         return out
 
     def end(self) -> list[Any]:
-        return self._close_all()
+        return self._release_held() + self._close_all()

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+import difflib
+from functools import lru_cache, wraps
+import inspect
 import secrets
-from typing import Any, Iterable, Literal, get_args
+from typing import Any, Callable, Collection, Iterable, Literal, ParamSpec, get_args
 
 from callsieve.compiler import CompiledMachine, CompiledRunner, compile_machine
 from callsieve.errors import FeedAfterCloseError, InvalidOptionError, MalformedBlockError
@@ -47,6 +49,41 @@ def new_id_prefix() -> str:
     across the sieves of one conversation (48 random bits per sieve). The core and the
     adapters use this one function."""
     return f"call_{secrets.token_hex(6)}_"
+
+
+def unknown_keyword(name: str, known: Collection[str], callee: str) -> TypeError:
+    """The error for a keyword ``callee`` does not take, with the nearest one it does
+    (``on_malformd`` → ``on_malformed``) and the list of them."""
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return TypeError(f"{callee} got an unexpected keyword argument {name!r}{hint}; "
+                     f"its options: {', '.join(sorted(known))}")
+
+
+def check_keywords(given: Iterable[str], known: Collection[str], callee: str) -> None:
+    """Raise :func:`unknown_keyword`'s error for the first of ``given`` not in ``known``."""
+    for name in given:
+        if name not in known:
+            raise unknown_keyword(name, known, callee)
+
+
+_P = ParamSpec("_P")
+
+
+def _keywords_checked(init: Callable[_P, None]) -> Callable[_P, None]:
+    """``Sieve.__init__`` with a misspelt keyword answered by "did you mean" (Python's own
+    TypeError names the keyword only). The signature, for ``help()`` and type checkers,
+    is the one below."""
+    known = frozenset(p.name for p in inspect.signature(init).parameters.values()
+                      if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self")
+
+    @wraps(init)
+    def checked(*args: _P.args, **kwargs: _P.kwargs) -> None:
+        if not known.issuperset(kwargs):
+            check_keywords(kwargs, known, "Sieve()")
+        init(*args, **kwargs)
+
+    return checked
 
 
 @lru_cache(maxsize=64)
@@ -105,6 +142,7 @@ class Sieve:
     ``feed()``.
     """
 
+    @_keywords_checked
     def __init__(
         self,
         dialects: Iterable[str | Dialect] | str | None = None,
@@ -245,6 +283,7 @@ def parse(
     **options: Any,
 ) -> Parsed:
     """Parse a complete response (see :class:`Sieve` for the options)."""
+    check_keywords(options, SIEVE_OPTIONS, "parse()")
     s = Sieve(dialects, tools, **options)
     events = s.feed(text) + s.close()
     return Parsed(
@@ -254,3 +293,9 @@ def parse(
         diagnostics=[e for e in events if isinstance(e, Diagnostic)],
         events=events,
     )
+
+
+#: Every keyword :class:`Sieve` takes (what :func:`parse` and the adapters pass on).
+SIEVE_OPTIONS: frozenset[str] = frozenset(
+    p.name for p in inspect.signature(Sieve.__init__).parameters.values() if p.name != "self"
+)

@@ -346,6 +346,13 @@ def compile_dialect(d: Dialect, strict: bool = False) -> Layout:
                 f"dialect {d.name}: unconfirmable close: no marker may follow the value after {opener.label()!r}, "
                 "so nothing can confirm that its close ends it"
             )
+        unmarked = [x for x in follow if x.marker is None]
+        if unmarked:
+            raise GrammarError(
+                f"dialect {d.name}: unconfirmable close: {unmarked[0].label()!r} may follow the value after "
+                f"{opener.label()!r}, and only a marker can confirm that a value's close ends it (rule: what may "
+                "follow a value begins with a marker); put a marker between the value and what follows it"
+            )
         specs_for: list[ValueSpec] = []
         for body in _bodies(lf.value):
             kind = "json" if isinstance(body, JsonValue) else "raw"

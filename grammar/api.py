@@ -161,19 +161,31 @@ class Marker:
     label: str = ""
     variants: tuple[Variant, ...] = ()
     prefixes: tuple[Prefix, ...] = ()
+    #: Where the marker may stand, in prose or reasoning: "" anywhere; ``"word"``
+    #: not right after a letter, digit or ``_`` (Phi-4-mini's ``functools[`` is no
+    #: marker in ``myfunctools[``); ``"line"`` at the start of a line (after spaces or
+    #: tabs only, or at the stream's start). What counts as "before" is what the state
+    #: read: the visible text (a block of calls included), or the reasoning.
+    anchor: str = ""
 
     def as_variant(self, v: Variant) -> "Marker":
         """The variant as a marker of its own (what a matcher listens for)."""
-        return Marker(v.pattern, v.examples, v.label or f"{self.shown()} ~{v.code}")
+        return Marker(v.pattern, v.examples, v.label or f"{self.shown()} ~{v.code}", anchor=self.anchor)
 
     def with_prefix(self, p: Prefix) -> "Marker":
         """The marker written after the stray prefix, as a marker of its own. (Examples:
         the first prefix before every example, every prefix before the first.)"""
         examples = tuple(p.examples[0] + ex for ex in self.examples) + tuple(pe + self.examples[0] for pe in p.examples[1:])
-        return Marker(p.pattern + "(?:" + self.pattern + ")", examples, f"~{p.examples[0]}{self.shown()}")
+        return Marker(p.pattern + "(?:" + self.pattern + ")", examples, f"~{p.examples[0]}{self.shown()}", anchor=self.anchor)
 
     def shown(self) -> str:
-        return self.label or self.examples[0]
+        if self.label:
+            return self.label
+        # (A declaration that breaks rule 3 is named by its pattern in the error.)
+        ex: object = self.examples
+        if isinstance(ex, tuple) and ex and isinstance(ex[0], str):
+            return ex[0]
+        return self.pattern if isinstance(self.pattern, str) else repr(self.pattern)
 
     def start_chars(self) -> str:
         """The characters a match can begin with, read off the pattern's first atom."""
@@ -490,6 +502,12 @@ class Dialect:
     reasoning: tuple[Reasoning, ...] = ()
     #: Message headers deciding their bodies (harmony): ``Header``.
     headers: tuple[Header, ...] = ()
+    #: Framing: tokens its models write around text or calls that are no part of a
+    #: block or a header (Command's ``<|START_TEXT|>``, ``<|END_OF_TURN_TOKEN|>``;
+    #: ERNIE's ``<response>``). Standing in prose they ride in the ``raw`` of an empty
+    #: ``Text`` (never in any ``text``), in reasoning in ``Reasoning.raw``; anywhere
+    #: else they mean nothing (data in a value, markup a block did not expect).
+    framing: tuple[Marker, ...] = ()
     #: How visible text stands in a document of this dialect, for property tests (a
     #: harmony final or commentary message); None: as it is.
     wrap_text: Callable[[str, int], str] | None = field(default=None, compare=False)
@@ -634,12 +652,141 @@ def _names_something(m: Marker) -> bool:
     return "(?P<name>" in m.pattern or "(?P<attrs>" in m.pattern
 
 
+# ------------------------------------------------------------ declaration shapes
+#: What may stand in a block's body, a call's items, ``Many``, ``Opt``, ``Alt``, ``Seq``.
+_NODE_TYPES = (Marker, Param, Many, Opt, Alt, Seq, Call, Capture, JsonArgs, JsonCall, JsonCalls)
+#: What may stand as a parameter's value (and nowhere else).
+_BODY_TYPES = (Raw, JsonValue, Choose)
+
+
+def _a_tuple(value: object, what: str, where: str, one: str) -> tuple[object, ...]:
+    """``value`` as the tuple a field must hold, or the GrammarError that names the fix:
+    a lone item or a str where the tuple belongs (the trailing comma left out), a list
+    (a dialect must be frozen and hashable)."""
+    if isinstance(value, tuple):
+        return value
+    if isinstance(value, list):
+        raise GrammarError(f"{where}: {what} is a list; write a tuple, ({one}, ...): a dialect is frozen data")
+    raise GrammarError(f"{where}: {what} must be a tuple, not {type(value).__name__} {_short(value)}; write "
+                       f"({one},) (the trailing comma makes a tuple of one)")
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _check_node(n: object, where: str) -> None:
+    """One structure node and what it holds: the types the vocabulary allows there, each
+    misuse named with the construct that fits (a JSON value as a call's body is
+    ``JsonArgs``, a raw value belongs in a ``Param``, ...)."""
+    if isinstance(n, _BODY_TYPES):
+        kind = type(n).__name__
+        if isinstance(n, JsonValue):
+            fix = ("a call's arguments written as one JSON object are JsonArgs() (inside a Call whose open marker "
+                   "or capture names it), a whole call written as JSON is JsonCall(), several JsonCalls(); "
+                   "JsonValue(close) is one parameter's value: Param(open, JsonValue(close))")
+        else:
+            fix = f"a value stands in a parameter: Param(open_marker, {kind}(...))"
+        raise GrammarError(f"{where}: {kind} is a parameter's value, not a structure node; {fix}")
+    if not isinstance(n, _NODE_TYPES):
+        hint = " (a marker is Marker(pattern, (example,)))" if isinstance(n, str) else ""
+        raise GrammarError(f"{where}: {_short(n)} is not a structure node{hint}; use Marker, Call, Param, Many, Opt, "
+                           "Alt, Seq, Capture, JsonArgs, JsonCall or JsonCalls")
+    if isinstance(n, Marker):
+        _check_marker_shape(n, where)
+    elif isinstance(n, Call):
+        if n.open is not None:
+            _check_marker_shape(n.open, f"{where}, call open")
+        if n.close is not None:
+            _check_marker_shape(n.close, f"{where}, call close")
+        for item in n.items:
+            _check_node(item, f"{where}, call {n.open.shown() if isinstance(n.open, Marker) else '(no open)'!r}")
+    elif isinstance(n, Param):
+        if not isinstance(n.open, Marker):
+            raise GrammarError(f"{where}: a parameter opens with a Marker, not {_short(n.open)}: Param(Marker(...), value)")
+        _check_marker_shape(n.open, f"{where}, parameter open")
+        at = f"{where}, parameter {n.open.shown()!r}"
+        if isinstance(n.value, JsonArgs):
+            raise GrammarError(f"{at}: JsonArgs() is a whole call's arguments object, not one parameter's value; "
+                               "a parameter's JSON value is JsonValue(close_marker)")
+        if not isinstance(n.value, _BODY_TYPES):
+            raise GrammarError(f"{at}: its value must be Raw(close), JsonValue(close) or Choose(...), "
+                               f"not {_short(n.value)}")
+        for body in n.value.bodies() if isinstance(n.value, Choose) else (n.value,):
+            if not isinstance(body, (Raw, JsonValue)):
+                raise GrammarError(f"{at}: a Choose case's value must be Raw(close) or JsonValue(close), not {_short(body)}")
+            if not isinstance(body.close, Marker):
+                raise GrammarError(f"{at}: a value's close must be a Marker, not {_short(body.close)}")
+            _check_marker_shape(body.close, f"{at}, value close")
+        for x in _a_tuple(n.between, "between", at, "Marker(...)"):
+            _check_node(x, at)
+    elif isinstance(n, (Many, Opt)):
+        _check_node(n.item, where)
+    elif isinstance(n, (Alt, Seq)):
+        for x in n.items:
+            _check_node(x, where)
+
+
+def _check_marker_shape(m: Marker, where: str) -> None:
+    """A marker's fields hold what they say: a pattern string and a tuple of example
+    strings (rule 3), before anything reads them."""
+    if not isinstance(m.pattern, str):
+        raise GrammarError(f"{where}: a marker's pattern must be a str (a regular expression), not {_short(m.pattern)}")
+    at = f"{where}, marker {m.pattern!r}"
+    if isinstance(m.examples, str):
+        raise GrammarError(f"{at}: examples is the str {m.examples!r}; write a tuple, ({m.examples!r},) (the trailing "
+                           "comma makes a tuple of one) (rule 3)")
+    examples = _a_tuple(m.examples, "examples", at, "'<literal>'")
+    if not examples:
+        raise GrammarError(f"{at}: give at least one literal example it matches, e.g. Marker({m.pattern!r}, "
+                           "('<the tag as written>',)) (rule 3)")
+    bad = [ex for ex in examples if not isinstance(ex, str)]
+    if bad:
+        raise GrammarError(f"{at}: every example is a str, not {_short(bad[0])} (rule 3)")
+    for field_name, kind in (("variants", "Variant(...)"), ("prefixes", "Prefix(...)")):
+        _a_tuple(getattr(m, field_name), field_name, at, kind)
+
+
+def check_shapes(dialect: Dialect) -> None:
+    """The declaration's fields hold the vocabulary's types, each misuse a
+    :class:`GrammarError` naming the fix (run first by :func:`validate`, so that no
+    later check trips over a str where a tuple belongs)."""
+    if not isinstance(dialect, Dialect):
+        raise GrammarError(f"expected a Dialect, not {type(dialect).__name__} {_short(dialect)}")
+    if not isinstance(dialect.name, str):
+        raise GrammarError(f"Dialect(name=...) must be a str, not {_short(dialect.name)}")
+    where = f"dialect {dialect.name}"
+    if isinstance(dialect.blocks, Block):
+        raise GrammarError(f"{where}: blocks is one Block; write blocks=(Block(...),) (the trailing comma makes a "
+                           "tuple of one)")
+    for b in _a_tuple(dialect.blocks, "blocks", where, "Block(...)"):
+        if not isinstance(b, Block):
+            raise GrammarError(f"{where}: blocks holds {_short(b)}; each must be a Block(open, body, close)")
+        shown = b.open.shown() if isinstance(b.open, Marker) else "(bare)"
+        at = f"{where}, block {shown!r}"
+        for m, role in ((b.open, "open"), (b.close, "close")):
+            if m is not None and not isinstance(m, Marker):
+                raise GrammarError(f"{at}: the block's {role} must be a Marker or None, not {_short(m)}")
+            if m is not None:
+                _check_marker_shape(m, f"{where}, block {role}")
+        _check_node(b.body, at)
+    for field_name, kind in (("reasoning", Reasoning), ("headers", Header), ("regions", Region)):
+        for x in _a_tuple(getattr(dialect, field_name), field_name, where, f"{kind.__name__}(...)"):
+            if not isinstance(x, kind):
+                raise GrammarError(f"{where}: {field_name} holds {_short(x)}; each must be a {kind.__name__}")
+    for r in dialect.reasoning:
+        for m in (r.open, r.close):
+            _check_marker_shape(m, f"{where}, reasoning")
+
+
 def validate(dialect: Dialect) -> None:
     """Raise :class:`GrammarError` naming the dialect, the marker and the rule it breaks."""
+    check_shapes(dialect)
     if not re.fullmatch(r"[a-z][a-z0-9_]*", dialect.name):
         raise GrammarError(f"dialect name {dialect.name!r}: use lower_snake_case")
-    if not dialect.blocks and not dialect.regions and not dialect.reasoning:
-        raise GrammarError(f"dialect {dialect.name}: declares no block, no region and no reasoning")
+    if not dialect.blocks and not dialect.regions and not dialect.reasoning and not dialect.framing:
+        raise GrammarError(f"dialect {dialect.name}: declares no block, no region, no reasoning and no framing")
     by_header = {id(n) for b in dialect.blocks if not b.prose for n in _walk((b,)) if isinstance(n, Call)}
     for h in dialect.headers:
         for m in (h.end, *(m for m, _ in h.starts), *(m for m, _ in h.parts), *h.ends, *h.tokens):
@@ -720,6 +867,8 @@ def validate(dialect: Dialect) -> None:
             if not re.fullmatch(r"\[(?:[^\]\\^]|\\.)+\]|\\?[^\\()|?*+{}\[\].^$]", p.pattern) or first_chars(p.pattern) is None:
                 raise GrammarError(f"{where}: a prefix is one character, a literal or a class of literal characters")
             validate_marker(m.with_prefix(p), where)
+    for m in dialect.framing:
+        validate_marker(m, f"dialect {dialect.name}, framing marker {m.shown()!r}")
     for r in dialect.reasoning:
         for m in (r.open, r.close):
             validate_marker(m, f"dialect {dialect.name}, reasoning marker {m.shown()!r}")
@@ -857,6 +1006,8 @@ def validate_marker(m: Marker, where: str) -> None:
         raise GrammarError(f"{where}: pattern {m.pattern!r} does not compile: {e}") from None
     if not m.examples:
         raise GrammarError(f"{where}: give at least one example literal (rule 3)")
+    if m.anchor not in ("", "word", "line"):
+        raise GrammarError(f"{where}: anchor {m.anchor!r}: one of '' (anywhere), 'word' or 'line'")
     starts = first_chars(m.pattern)
     if not starts:
         raise GrammarError(
@@ -865,6 +1016,7 @@ def validate_marker(m: Marker, where: str) -> None:
         )
     for ex in m.examples:
         if not partial.fullmatch(ex):
-            raise GrammarError(f"{where}: example {ex!r} does not match its pattern (rule 3)")
+            raise GrammarError(f"{where}: example {ex!r} does not match its pattern {m.pattern!r} (rule 3: each "
+                               "example is one whole tag as the model writes it, and the pattern must match it all)")
         if len(ex) > MAX_TAG_CHARS:
             raise GrammarError(f"{where}: example {ex!r} is longer than {MAX_TAG_CHARS} (rule 3)")

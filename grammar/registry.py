@@ -60,7 +60,12 @@ _checked: set[Dialect] = set()
 
 def _checked_dialect(d: Dialect) -> Dialect:
     # Validated once per distinct dialect (dialects are frozen: equal ones are equally valid).
-    if d not in _checked:
+    try:
+        seen = d in _checked
+    except TypeError:  # unhashable: a list where a tuple belongs; validate names the field
+        validate(d)
+        raise
+    if not seen:
         validate(d)
         _checked.add(d)
     return d
@@ -69,14 +74,28 @@ def _checked_dialect(d: Dialect) -> Dialect:
 def register(dialect: Dialect, *, replace: bool = False) -> Dialect:
     """Make ``dialect`` resolvable by its name (``Sieve(dialects=["acme"])``).
 
-    The dialect is validated now. A name already registered raises unless
-    ``replace=True``; the built-in names can never be replaced.
+    The dialect is validated now. Registering it again (the same declaration, say a
+    module imported twice) changes nothing; a *different* dialect under a name already
+    registered raises unless ``replace=True``. The built-in names, and the server
+    parser names that stand for them (:data:`ALIASES`), can never be taken.
     """
+    if not isinstance(dialect, Dialect):
+        raise GrammarError(
+            f"register() takes a Dialect object, not {type(dialect).__name__} {dialect!r}"
+            + (": a registered dialect is used by name, Sieve(dialects=[" + repr(dialect) + "]); "
+               "to register one, build it first, register(Dialect(name=..., title=..., blocks=(...)))"
+               if isinstance(dialect, str) else "")
+        )
     validate(dialect)
     if dialect.name in BUILTIN:
-        raise GrammarError(f"dialect name {dialect.name!r} is a built-in dialect's; choose another")
-    if dialect.name in REGISTRY and not replace and REGISTRY[dialect.name] is not dialect:
-        raise GrammarError(f"dialect {dialect.name!r} is already registered (pass replace=True)")
+        raise GrammarError(f"dialect name {dialect.name!r} is a built-in dialect's; give yours another name")
+    if dialect.name in ALIASES:
+        raise GrammarError(f"dialect name {dialect.name!r} stands for the built-in {ALIASES[dialect.name]} dialect "
+                           "(a serving stack's parser name, callsieve.grammar.ALIASES); give yours another name")
+    old = REGISTRY.get(dialect.name)
+    if old is not None and old != dialect and not replace:
+        raise GrammarError(f"a different dialect named {dialect.name!r} is already registered; give this one "
+                           "another name, or pass register(..., replace=True) to replace it")
     REGISTRY[dialect.name] = dialect
     return dialect
 

@@ -205,7 +205,7 @@ def json_when_valid(d: Dialect) -> bool:
 
 
 def loose_value(written: str) -> Any:
-    """What a JSON-when-it-parses value means without a schema (the README's rule, kept
+    """What a JSON-when-it-parses value means without a schema (docs/formats.md's rule, kept
     apart from the engine's code): a JSON object, array, number or boolean; anything
     else, a JSON string or null included, is the text as written."""
     try:

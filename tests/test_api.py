@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 
@@ -217,3 +218,35 @@ def test_a_misspelt_dialect_gets_a_suggestion() -> None:
 def test_an_alias_and_its_dialect_together_are_one_dialect_given_twice() -> None:
     with pytest.raises(callsieve.UnknownDialectError, match="given twice"):
         callsieve.Sieve(dialects=["glm45", "glm47"])
+
+
+# ---------------------------------------------------------------- a misspelt option
+@pytest.mark.parametrize("call, message", [
+    (lambda: callsieve.Sieve(on_malformd="drop"),
+     "Sieve() got an unexpected keyword argument 'on_malformd' (did you mean 'on_malformed'?); its options: "),
+    (lambda: callsieve.Sieve(dialects="hermes", strikt=True),
+     "Sieve() got an unexpected keyword argument 'strikt' (did you mean 'strict'?)"),
+    (lambda: callsieve.parse("x", calls_in_reasonning="call"),
+     "parse() got an unexpected keyword argument 'calls_in_reasonning' (did you mean 'calls_in_reasoning'?)"),
+    (lambda: callsieve.Sieve(colour="blue"),
+     "Sieve() got an unexpected keyword argument 'colour'; its options: calls_in_reasoning, dialects, id_prefix, "),
+])
+def test_a_misspelt_keyword_is_answered_with_the_nearest_option(call: Any, message: str) -> None:
+    with pytest.raises(TypeError) as raised:
+        call()
+    assert str(raised.value).startswith(message), str(raised.value)
+
+
+def test_the_keyword_check_keeps_sieves_signature_for_help_and_type_checkers() -> None:
+    import inspect
+
+    params = inspect.signature(callsieve.Sieve).parameters
+    assert list(params)[:2] == ["dialects", "tools"] and "strict" in params and "runner" in params
+    assert callsieve.Sieve("hermes", None, strict=True).dialects[0].name == "hermes"  # positional still works
+
+
+def test_a_comma_separated_string_and_server_parser_names_are_dialects() -> None:
+    s = callsieve.Sieve(dialects="gpt-oss, qwen25,glm47")
+    assert [d.name for d in s.dialects] == ["harmony", "hermes", "glm45"]
+    with pytest.raises(callsieve.UnknownDialectError, match=r"unknown dialect 'qwen3coderr' \(did you mean 'qwen3coder', the qwen3_coder dialect\?\)"):
+        callsieve.Sieve(dialects="qwen3coderr")

@@ -194,9 +194,41 @@ def test_targets_follow_the_build_measured(report: dict[str, Any]) -> None:
     assert pure["prose_call: growth exponent of time"] == comp["prose_call: growth exponent of time"]
 
 
+BENCH_SMALL = ["bench", "--quick", "--size", "5000", "--naive-budget", "0.01", "--no-hostile", "--no-growth",
+               "--no-memory", "--workload", "prose_call", "--workload", "many_calls"]
+
+
+def test_bench_prints_its_targets_only_when_asked(capsys: pytest.CaptureFixture[str]) -> None:
+    """The targets are the project's own yardsticks: a user running ``bench`` sees the
+    figures, and one line saying how to see the verdicts, not a column of FAILs."""
+    assert main(BENCH_SMALL) == 0
+    out = capsys.readouterr().out
+    assert "[FAIL]" not in out and "[PASS]" not in out and "FAIL" not in out
+    assert "--targets" in out
+    assert main([*BENCH_SMALL, "--markdown"]) == 0
+    assert "| target |" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--workload", "nope"], "unknown workload 'nope'"),
+    (["--workload", "prose_cal"], "did you mean 'prose_call'?"),
+    (["--size", "0"], "argument --size: must be at least 1, not 0"),
+    (["--size", "-5"], "argument --size: must be at least 1, not -5"),
+    (["--size", "ten"], "argument --size: needs a whole number of characters, not 'ten'"),
+    (["--size", "500"], "--size 500: at least 1,000 characters"),
+    (["--repeat", "0"], "argument --repeat: must be at least 1, not 0"),
+])
+def test_bench_refuses_bad_arguments_as_one_usage_error(argv: list[str], message: str,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--quick", *argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("callsieve: error: ") and captured.err.count("\n") == 1, captured.err
+    assert message in captured.err
+
+
 def test_bench_text_report_shows_build_cpu_and_both_units(capsys: pytest.CaptureFixture[str]) -> None:
-    rc = main(["bench", "--quick", "--size", "5000", "--naive-budget", "0.01", "--no-hostile", "--no-growth",
-               "--no-memory", "--workload", "prose_call", "--workload", "many_calls"])
+    rc = main([*BENCH_SMALL, "--targets"])
     assert rc == 0
     out = capsys.readouterr().out
     assert "build: pure Python" in out or "build: compiled (mypyc)" in out

@@ -54,3 +54,19 @@ def test_compiled_engine_classes_are_native() -> None:
     ``__dict__``; the composed class on top of them is an interpreted one, which has."""
     assert not hasattr(callsieve.Sieve(["qwen3_coder"]).runner.ctx, "__dict__")
     assert hasattr(callsieve.Sieve(["qwen3_coder"], runner="reference").runner.ctx, "__dict__")
+
+
+def test_the_engine_never_imports_graphviz() -> None:
+    """graphviz is the ``diagrams`` extra: parsing, with either runner and every dialect,
+    works without it (only ``callsieve diagram`` draws through it)."""
+    import subprocess
+
+    code = (
+        "import sys, callsieve\n"
+        "for runner in ('compiled', 'reference'):\n"
+        "    r = callsieve.parse('<think>a</think>x <tool_call>\\n<function=f>\\n</function>\\n</tool_call>', runner=runner)\n"
+        "    assert [c.name for c in r.calls] == ['f'], r\n"
+        "assert 'graphviz' not in sys.modules, 'graphviz imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

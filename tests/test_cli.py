@@ -209,7 +209,8 @@ def test_parse_error_exit_code_in_a_fresh_process() -> None:
     assert r.returncode == 2
     assert r.stdout == b""
     assert r.stderr.decode().splitlines() == [
-        f"callsieve: error: unknown dialect 'nope' (known: {', '.join(callsieve.DIALECTS)})"
+        f"callsieve: error: unknown dialect 'nope' (known: {', '.join(callsieve.DIALECTS)}; "
+        "a dialect of your own: --dialect-file)"
     ]
 
 
@@ -355,3 +356,79 @@ def test_python_dash_m_callsieve_is_the_command_line() -> None:
     r = subprocess.run([sys.executable, "-m", "callsieve", "parse", "--chunk", "0"], input=b"x", capture_output=True, timeout=60)
     assert r.returncode == 2 and r.stdout == b""
     assert r.stderr.decode().splitlines() == ["callsieve: error: argument --chunk: must be at least 1 character, not 0 (see: callsieve parse --help)"]
+
+
+MID_BLOCK = ('Before. <tool_call>\n<function=f>\n</function>\n</tool_call> then '
+             '<tool_call>{"name": "g", "arguments": {}} junk</tool_call> never read')
+
+
+@pytest.mark.parametrize("extra", [[], ["--chunk", "1"], ["--chunk", "7"], ["--merged"], ["--merged", "--chunk", "3"]])
+def test_on_malformed_raise_writes_every_event_before_the_block_however_it_is_fed(
+        extra: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Fed whole, the malformed block is met in the same feed() as everything before it:
+    those events ride on the exception, and are written before the error line."""
+    src = tmp_path / "mid.txt"
+    src.write_text(MID_BLOCK, encoding="utf-8")
+    rc, out, err = _cli(["parse", str(src), "--on-malformed", "raise", *extra], capsys)
+    assert rc == 2 and err.count("\n") == 1 and "malformed_block" in err and "(--on-malformed raise)" in err
+    events = callsieve.merged([_event(e) for e in _events(out)])
+    assert [type(e).__name__ for e in events] == ["Text", "ToolCallStart", "ToolCallDelta", "ToolCall", "Text",
+                                                  "ToolCallStart", "ToolCallDelta"]
+    assert events[0].text == "Before. " and events[4].text == " then "  # type: ignore[union-attr]
+    assert "never read" not in out
+
+
+def _event(e: dict[str, Any]) -> Any:
+    kind = {"text": callsieve.Text, "tool_call_start": callsieve.ToolCallStart, "tool_call_delta": callsieve.ToolCallDelta,
+            "tool_call": callsieve.ToolCall, "reasoning": callsieve.Reasoning, "diagnostic": callsieve.Diagnostic}[e.pop("type")]
+    return kind(**e)
+
+
+ACME = '''
+from callsieve.grammar import Block, Dialect, JsonCall, Marker
+ACME = Dialect(name="acme_parse", title="ACME", blocks=(Block(Marker(r"<call>", ("<call>",)), JsonCall(),
+               Marker(r"</call>", ("</call>",))),))
+'''
+
+
+def test_parse_loads_a_dialect_file_and_takes_strict_the_block_limit_and_reasoning_off(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    acme = tmp_path / "acme.py"
+    acme.write_text(ACME, encoding="utf-8")
+    src = tmp_path / "r.txt"
+    src.write_text('<think>hm</think>Hi <call>{"name": "f", "arguments": {}}</call>', encoding="utf-8")
+    rc, out, _ = _cli(["parse", str(src), "--dialect-file", str(acme), "--merged"], capsys)
+    assert rc == 0
+    got = [(e["type"], e.get("text") or e.get("name")) for e in _events(out) if e["type"] != "tool_call_delta"]
+    assert got == [("reasoning", "hm"), ("text", "Hi "), ("tool_call_start", "f"), ("tool_call", "f")]
+    assert _events(out)[-1]["dialect"] == "acme_parse"
+    rc, out, _ = _cli(["parse", str(src), "--dialect-file", str(acme), "--dialect", "acme_parse", "--no-reasoning",
+                       "--merged"], capsys)
+    assert rc == 0 and _events(out)[0] == {"type": "text", "text": "<think>hm</think>Hi ", "raw": "<think>hm</think>Hi "}
+    rc, out, _ = _cli(["parse", str(src), "--dialect-file", str(acme), "--max-block-chars", "10", "--merged"], capsys)
+    assert rc == 0 and [e["code"] for e in _events(out) if e["type"] == "diagnostic"] == ["block_too_large"]
+    src.write_text("<function=f>\n<parameter=a>\n1\n</parameter>\n</function>", encoding="utf-8")
+    rc, out, _ = _cli(["parse", str(src), "--merged"], capsys)
+    assert [e["code"] for e in _events(out) if e["type"] == "diagnostic"] == ["missing_block_open"]
+    rc, out, _ = _cli(["parse", str(src), "--merged", "--strict"], capsys)
+    assert _events(out) == [{"type": "text", "text": src.read_text(), "raw": src.read_text()}]
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "cannot read dialect file"),
+    ("def (", "cannot load dialect file {path!r}: SyntaxError"),
+    ("raise RuntimeError('boom')", "cannot load dialect file {path!r}: RuntimeError: boom"),
+    ("X = 1", "dialect file {path!r} defines no Dialect at its top level"),
+    ("from callsieve.grammar import Dialect\nD = Dialect(name='hermes', title='t', blocks=())",
+     "dialect file {path!r}: dialect hermes: declares no block"),
+])
+def test_a_dialect_file_that_does_not_load_is_one_usage_error(content: str | None, message: str, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "d.py"
+    if content is not None:
+        path.write_text(content, encoding="utf-8")
+    src = tmp_path / "r.txt"
+    src.write_text("hi", encoding="utf-8")
+    rc, out, err = _cli(["parse", str(src), "--dialect-file", str(path)], capsys)
+    assert rc == 2 and out == "" and err.count("\n") == 1 and err.startswith("callsieve: error: ")
+    assert message.format(path=str(path)) in err, err

@@ -6,7 +6,7 @@ across line ends, unclosed spans) carry *probes*: tool-call markup naming a uniq
 tool. Whatever markdown-it-py renders as code (a fence or a code span) must come out
 of callsieve as text: a probe inside code is never a call.
 
-Where callsieve must differ from CommonMark (see README, "CommonMark contexts"):
+Where callsieve must differ from CommonMark (see docs/commonmark.md):
 indented code blocks (four spaces, no fence) are not treated as code, and a code span
 left open waits for its close only until the paragraph ends or
 ``prose.SPAN_MAX_LINES`` line ends have passed; the generator stays inside both
@@ -163,7 +163,7 @@ def markdown(draw: st.DrawFn) -> tuple[str, int]:
 
 def code_probes(doc: str) -> tuple[set[str], set[str]]:
     """Probe names markdown-it-py puts in code (fences, code spans); and those of them
-    where callsieve differs by design (README): in an indented code block, or in a
+    where callsieve differs by design (docs/commonmark.md): in an indented code block, or in a
     code span of a paragraph longer than ``SPAN_MAX_LINES`` + 1 lines."""
     from callsieve.regions.prose import SPAN_MAX_LINES
 
@@ -197,8 +197,8 @@ RELEASED = ("malformed_block", "unterminated_block", "block_too_large")
 
 def after_released_ticks(doc: str, pieces: list[str]) -> set[str]:
     """Probes that stand after a block released as text whose raw holds a backtick or a
-    tilde: callsieve does not read a released block again for Markdown (README, "CommonMark
-    contexts"), so a fence or span it would open opens nothing. The same stream is run
+    tilde: callsieve does not read a released block again for Markdown (docs/commonmark.md),
+    so a fence or span it would open opens nothing. The same stream is run
     with ``on_malformed="drop"`` to see each released block's raw on its Diagnostic."""
     start = None
     for e in run(pieces, on_malformed="drop"):
@@ -245,7 +245,7 @@ def test_a_fence_line_after_a_refused_opener_opens_a_fence() -> None:
 # A block that holds up to a fence line, then breaks its grammar (a character where
 # only markup may stand), is released as text with that line in it; CommonMark reads
 # the line as a fence, so probe1 is code. callsieve does not read a released block
-# again for Markdown (README): probe1 runs. A limitation: strict, so that a fix shows
+# again for Markdown (docs/commonmark.md): probe1 runs. A limitation: strict, so that a fix shows
 # here; the property excuses probes after such a block (``after_released_ticks``).
 RELEASED_FENCE = ("<tool_call>\n<function=f>\n<parameter=a>\nv\n```\n</parameter>\n</function>\nX\n"
                   + '<tool_calls><invoke name="probe1"></invoke></tool_calls>')
@@ -259,7 +259,7 @@ def test_a_fence_line_inside_a_released_block_is_excused_by_the_property() -> No
     assert after_released_ticks(RELEASED_FENCE, [RELEASED_FENCE]) == {"probe1"}
 
 
-@pytest.mark.xfail(strict=True, reason="a block released as text is not read again for Markdown (README)")
+@pytest.mark.xfail(strict=True, reason="a block released as text is not read again for Markdown (docs/commonmark.md)")
 def test_a_fence_line_inside_a_released_block_opens_a_fence() -> None:
     for pieces in chunked(RELEASED_FENCE):
         assert not called(run(pieces)), len(pieces)
@@ -353,7 +353,7 @@ def test_a_failed_fences_run_as_long_as_the_open_span_closes_it() -> None:
     # in its info string. Its second run opens a span that holds probe2, closed on the
     # last line. callsieve used to carry the first span on past the failed fence's
     # run, closed it at the second run, and ran probe2. (probe1 and probe3, read in
-    # what might have been info strings, are shown, not run: README.)
+    # what might have been info strings, are shown, not run: docs/commonmark.md.)
     doc = ("- ```\n```a`b\n `" + P0 + " `\n ```" + P0.replace("probe0", "probe1") + " ```"
            + P0.replace("probe0", "probe2") + "\n ```" + P0.replace("probe0", "probe3") + " ```")
     in_code, excused = code_probes(doc)

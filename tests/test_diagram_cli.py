@@ -158,3 +158,85 @@ def test_trace_does_not_import_the_drawing() -> None:
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "callsieve.tools.diagrams_read" in loaded
     assert "'callsieve.tools.diagrams'" not in loaded and "callsieve.tools.diagrams_dot" not in loaded
+
+
+# ---------------------------------------------------------------- outside a checkout
+def test_outside_a_checkout_check_and_write_ask_for_out_and_write_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """An installed callsieve (no clone around it) has no diagrams/ to compare with: --check
+    and a write without --out are usage errors that say so, create no ./diagrams, and
+    never ask to commit anything."""
+    import callsieve.tools.diagrams as diagrams
+
+    monkeypatch.setattr(diagrams, "checkout_diagrams", lambda: None)
+    monkeypatch.chdir(tmp_path)
+    assert cli_main(["diagram", "--check"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("callsieve diagram: error: --check compares the diagrams committed in a callsieve checkout, and "
+                   "this callsieve is installed, not run from one: give --out DIR to check a folder you wrote\n")
+    assert cli_main(["diagram", "--dialect", "hermes"]) == 2
+    assert "give --out DIR (where to write the diagrams), or --out - to print the dot text" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+    # --out works, and --check of that folder names the command that rewrites it, not a commit
+    assert cli_main(["diagram", "--dialect", "hermes", "--out", "mine", "--format", "dot"]) == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["mine"]
+    (tmp_path / "mine" / "dialect-hermes.dot").write_text("stale", encoding="utf-8")
+    capsys.readouterr()
+    assert cli_main(["diagram", "--dialect", "hermes", "--out", "mine", "--check"]) == 1
+    err = capsys.readouterr().err
+    assert "mine/dialect-hermes.dot is stale" in err and "regenerate with: callsieve diagram --out mine" in err
+    assert "commit" not in err
+
+
+def test_without_the_graphviz_package_diagram_says_which_extra_to_install(tmp_path: Path) -> None:
+    code = (
+        "import sys, importlib.abc\n"
+        "class Hide(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'graphviz': raise ModuleNotFoundError(name)\n"
+        "sys.meta_path.insert(0, Hide())\n"
+        "import importlib.util\n"
+        "importlib.util.find_spec = (lambda f: lambda name, *a: None if name == 'graphviz' else f(name, *a))(importlib.util.find_spec)\n"
+        "from callsieve.tools.cli import main\n"
+        "sys.exit(main(['diagram', '--check']))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr == ("callsieve diagram: error: the diagrams need the graphviz package, which transitions draws "
+                        "with: pip install 'callsieve[diagrams]'\n")
+
+
+# ---------------------------------------------------------------- --trace takes the machine's options
+ACME_FILE = '''
+from callsieve.grammar import Block, Dialect, JsonCall, Marker
+ACME = Dialect(name="acme_cli", title="ACME", blocks=(Block(Marker(r"<call>", ("<call>",)), JsonCall(),
+               Marker(r"</call>", ("</call>",))),))
+'''
+
+
+def test_trace_takes_a_dialect_file_strict_the_block_limit_and_reasoning_off(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    acme = tmp_path / "acme.py"
+    acme.write_text(ACME_FILE, encoding="utf-8")
+    reply = tmp_path / "reply.txt"
+    reply.write_text('<think>a</think><call>{"name": "f", "arguments": {}}</call>', encoding="utf-8")
+    out = tmp_path / "out"
+    assert cli_main(["diagram", "--trace", str(reply), "--dialect-file", str(acme), "--dialect", "acme_cli",
+                     "--no-reasoning", "--out", str(out), "--format", "dot"]) == 0
+    log = capsys.readouterr().out
+    assert 'Text {"text": "<think>a</think>"}' in log and '"name": "f"' in log and '"dialect": "acme_cli"' in log
+    assert cli_main(["diagram", "--trace", str(reply), "--dialect-file", str(acme), "--dialect", "acme_cli",
+                     "--max-block-chars", "10", "--out", str(out), "--format", "dot"]) == 0
+    log = capsys.readouterr().out
+    assert "ToolCall " not in log and "block_too_large" in log
+    # strict: a Qwen3-Coder call without <tool_call> is text, and the drawn machine is the strict one
+    reply.write_text("<function=f>\n<parameter=a>\n1\n</parameter>\n</function>", encoding="utf-8")
+    assert cli_main(["diagram", "--trace", str(reply), "--dialect", "qwen3_coder", "--out", str(out),
+                     "--format", "dot"]) == 0
+    assert "missing_block_open" in capsys.readouterr().out
+    assert cli_main(["diagram", "--trace", str(reply), "--dialect", "qwen3_coder", "--strict", "--out", str(out),
+                     "--format", "dot"]) == 0
+    log = capsys.readouterr().out
+    assert "missing_block_open" not in log and "ToolCall " not in log
+    assert cli_main(["diagram", "--strict"]) == 2
+    assert "--strict, --max-block-chars and --no-reasoning go with --trace" in capsys.readouterr().err

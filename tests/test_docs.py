@@ -1,4 +1,4 @@
-"""What README and ``help()`` tell a user matches what the package does."""
+"""What README, docs/ and ``help()`` tell a user matches what the package does."""
 
 from __future__ import annotations
 
@@ -47,9 +47,9 @@ PRODUCES: dict[str, tuple[str, dict[str, Any]]] = {
 
 
 def _readme_codes() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("## Diagnostics") :]
-    section = section[: section.index("\n## ", 1)]
+    # The table of every code moved from README to docs/diagnostics.md.
+    text = (ROOT / "docs" / "diagnostics.md").read_text(encoding="utf-8")
+    section = text[text.index("| `code` |") :]
     return [c for c in re.findall(r"^\| `([a-z_]+)` \|", section, re.M) if c != "code"]  # not the header
 
 
@@ -63,7 +63,7 @@ def _codes(text: str, options: dict[str, Any]) -> list[str]:
 def test_each_documented_diagnostic_code_is_one_the_engine_emits(code: str) -> None:
     text, options = PRODUCES[code]
     assert code in _codes(text, options)
-    assert code in _readme_codes(), f"README's Diagnostics table lacks {code}"
+    assert code in _readme_codes(), f"docs/diagnostics.md's table lacks {code}"
     assert f"``{code}``" in (callsieve.Diagnostic.__doc__ or ""), f"help(callsieve.Diagnostic) lacks {code}"
 
 
@@ -76,7 +76,7 @@ def test_readme_test_command_installs_the_test_extra_and_every_adapter() -> None
     command = text.split("<!-- test-command", 1)[1].split("```sh\n", 1)[1].split("\n", 1)[0]
     extras = re.search(r"pip install -e '\.\[([a-z,]+)\]'", command)
     assert extras is not None, command
-    assert set(extras.group(1).split(",")) == {"test", "openai", "litellm", "langchain"}
+    assert set(extras.group(1).split(",")) == {"test", "diagrams", "openai", "litellm", "langchain"}
     assert "mypy" not in command
 
 
@@ -89,7 +89,7 @@ def test_help_shows_the_options_and_the_events() -> None:
 
 
 def _reasoning_rows() -> list[list[str]]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "reasoning.md").read_text(encoding="utf-8")
     section = text[text.index("<!-- reasoning-examples") :]
     rows = []
     for line in section.splitlines()[3:]:
@@ -100,7 +100,7 @@ def _reasoning_rows() -> list[list[str]]:
     return rows
 
 
-def test_readme_has_one_reasoning_example_per_family_and_each_is_true() -> None:
+def test_docs_have_one_reasoning_example_per_family_and_each_is_true() -> None:
     from callsieve.grammar import REGISTRY
 
     rows = _reasoning_rows()
@@ -120,8 +120,8 @@ def test_readme_has_one_reasoning_example_per_family_and_each_is_true() -> None:
 
 
 def _contract_rows() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("## The contract, and the test that proves each point", 1)[1].split("\n## ", 1)[0]
+    text = (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
+    section = text.split("# The contract, and the test that proves each point", 1)[1].split("\n## ", 1)[0]
     return [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| point")]
 
 
@@ -147,7 +147,7 @@ def test_every_test_the_contract_table_names_exists() -> None:
                 continue  # (a command, a module: not a test)
             file, name = m.group(1), m.group(2)
             if file is not None:
-                assert file in files, f"README's contract table names {file}, which does not exist"
+                assert file in files, f"docs/contract.md's table names {file}, which does not exist"
             if name is None:
                 continue
             pool = files[file] if file is not None else every
@@ -158,6 +158,65 @@ def test_every_test_the_contract_table_names_exists() -> None:
                 hits = [t for t in pool if t.startswith(name[:-1])]
             else:
                 hits = [t for t in pool if t == name]
-            assert hits, f"README's contract table names {ref}, which matches no test"
+            assert hits, f"docs/contract.md's table names {ref}, which matches no test"
             checked += 1
     assert checked >= 30
+
+
+def _severity_column() -> dict[str, str]:
+    text = (ROOT / "docs" / "diagnostics.md").read_text(encoding="utf-8")
+    text = text[text.index("| `code` |") :]
+    return {c: s for c, s in re.findall(r"^\| `([a-z_]+)` \| ([^|]+) \|", text, re.M) if c != "code"}
+
+
+def test_the_documented_severities_are_the_code_table_and_what_the_engine_emits() -> None:
+    from callsieve.events import SEVERITY, SEVERITY_LEVELS
+
+    column = _severity_column()
+    assert sorted(column) == sorted(PRODUCES) == sorted(SEVERITY)
+    for code, cell in column.items():
+        named = re.findall(r"\b(noise|tolerated|released|dropped)\b", cell)
+        assert named and named[0] == SEVERITY[code], (code, cell)
+        text, options = PRODUCES[code]
+        options = dict(options)
+        s = callsieve.Sieve(tools=options.pop("tools", None), **options)
+        got = [e.severity for e in s.feed(text) + s.close() if isinstance(e, callsieve.Diagnostic) and e.code == code]
+        assert got and set(got) <= set(named), (code, got, cell)
+        assert set(got) <= set(SEVERITY_LEVELS)
+    assert "``severity``" in (callsieve.Diagnostic.__doc__ or "")
+
+
+BROKEN_CALL = '<tool_call>{"name": "f", "arguments": {"n": 1}} junk</tool_call>'  # broken after the call began
+
+
+@pytest.mark.parametrize("text, options, expected", [
+    # prose that mentions a tag: nothing lost, nothing meant as a call shown
+    ("Wrap it in a <tool_call> tag, then stop.", {}, [("malformed_block", "noise")]),
+    ("The <｜DSML｜function_calls> wrapper is DeepSeek's.", {}, [("malformed_block", "noise")]),
+    # a call had begun: the user saw markup meant as a call
+    (BROKEN_CALL, {}, [("malformed_block", "released")]),
+    (BROKEN_CALL, {"on_malformed": "drop"}, [("malformed_block", "dropped")]),
+    ("<tool_call>\n<function=f>\n<parameter=n>\n1", {}, [("unterminated_block", "released")]),
+    # a call stands, read with an assumption
+    ("<function=f>\n<parameter=n>\n1\n</parameter>\n</function>", {}, [("missing_block_open", "tolerated")]),
+    (CALL.format(name="g", params=""), {"tools": TOOLS}, [("unknown_tool", "tolerated")]),
+    (CALL.format(name="g", params=""), {"tools": TOOLS, "unknown_tool": "text"}, [("unknown_tool", "released")]),
+    (CALL.format(name="g", params=""), {"tools": TOOLS, "unknown_tool": "drop"},
+     [("unknown_tool", "dropped"), ("dropped_call", "dropped")]),
+])
+def test_each_diagnostic_carries_the_severity_a_proxy_alerts_on(text: str, options: dict[str, Any],
+                                                                 expected: list[tuple[str, str]]) -> None:
+    assert [(d.code, d.severity) for d in callsieve.parse(text, **options).diagnostics] == expected
+
+
+def test_raise_carries_a_dropped_diagnostic() -> None:
+    with pytest.raises(callsieve.MalformedBlockError) as raised:
+        callsieve.parse(BROKEN_CALL, on_malformed="raise")
+    last = raised.value.events[-1]
+    assert isinstance(last, callsieve.Diagnostic) and last.severity == "dropped" and last.raw.startswith("<tool_call>")
+
+
+def test_a_severity_outside_the_four_is_refused() -> None:
+    assert callsieve.Diagnostic("acme_thing", "m", 0).severity == "tolerated"  # a dialect's own code
+    with pytest.raises(ValueError, match="severity 'loud'"):
+        callsieve.Diagnostic("malformed_block", "m", 0, "", "loud")

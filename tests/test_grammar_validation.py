@@ -44,10 +44,16 @@ def test_rule_1_a_pattern_that_does_not_compile() -> None:
 
 def test_rule_2_a_start_character_inside_a_marker_of_its_context() -> None:
     rejects(dialect(arg_end=Marker("</p<x>", ("</p<x>",))), r"dialect toy, marker '</p<x>' listened for in in_param.*rule 2")
+    # ... and says what to do about it
+    rejects(dialect(arg_end=Marker("</p<x>", ("</p<x>",))), r"Fix: split it before that '<' into two markers, one after "
+            r"the other in the structure \(the second begins with '<'\); or, if the '<' is a stray character a model "
+            r"writes before the marker, declare it as the marker's Prefix")
 
 
 def test_rule_3_an_example_that_does_not_match() -> None:
-    rejects(dialect(arg_end=Marker("</p>", ("</q>",))), r"dialect toy, marker '</q>': example '</q>' does not match its pattern \(rule 3\)")
+    rejects(dialect(arg_end=Marker("</p>", ("</q>",))),
+            r"dialect toy, marker '</q>': example '</q>' does not match its pattern '</p>' \(rule 3: each example is "
+            r"one whole tag as the model writes it, and the pattern must match it all\)")
 
 
 def test_rule_3_a_marker_without_literal_start_characters() -> None:
@@ -122,6 +128,42 @@ def test_a_close_that_nothing_can_confirm() -> None:
     rejects(d, r"dialect toy: unconfirmable close: no marker may follow the value after '<p name=\"…\">'")
 
 
+def test_a_close_followed_by_a_capture_is_refused() -> None:
+    """Issue 21 bug: a value close with a capture after it composed, then ``feed()``
+    raised KeyError 'after_close': nothing but a marker can confirm a close."""
+    from callsieve.grammar.api import Capture
+
+    body = Seq(Param(ARG, Raw(ARG_END)), Capture(r"[^<]*", label="tail"))
+    rejects(dialect(params=body), r"dialect toy: unconfirmable close: 'tail' may follow the value.*\(rule: .*\); put a marker")
+
+
+def test_a_json_array_of_calls_alone_is_a_block_body() -> None:
+    """Issue 21 bug: ``JsonCalls(...)`` alone as a block's body failed to compose
+    (KeyError 'j_next': its region was left out)."""
+    from callsieve.grammar import JsonCalls
+
+    d = Dialect("calls_array", "t", (Block(OPEN, JsonCalls(), CLOSE),))
+    r = callsieve.parse('<calls>[{"name": "f", "arguments": {"k": 1}}, {"name": "g", "arguments": {}}]</calls>', dialects=[d])
+    assert [(c.name, c.arguments) for c in r.calls] == [("f", {"k": 1}), ("g", {})]
+
+
+def test_two_dialects_with_headers_compose() -> None:
+    """Issue 21 bug: two dialects declaring message headers clashed on a rank (4999)."""
+    from dataclasses import replace
+
+    from callsieve.grammar.harmony import DIALECT, HEADER
+
+    def sp(t: str) -> Marker:
+        return Marker(rf"<\|{t}\|>", (f"<|{t}|>",))
+
+    call = replace(HEADER.call, open=sp("msg"), close=sp("done"))
+    other = replace(HEADER, name="h2", starts=((sp("begin"), "role"),), parts=((sp("chan"), "channel"),), end=sp("msg"),
+                    ends=(sp("fin"),), tokens=(), call=call)
+    d = Dialect("h2", "a second header dialect", (call,), headers=(other,))
+    r = callsieve.parse("<|begin|>assistant<|chan|>final<|msg|>Hi<|fin|>", dialects=[DIALECT, d])
+    assert r.text == "Hi"
+
+
 def test_overlapping_lookahead_choices_after_a_shared_opener() -> None:
     tc = Marker(open_tag("tool_call"), ("<tool_call>",), "<tool_call>")
     fn = Marker(r"<function=(?P<name>\w+)>", ("<function=f>",), "<function=…>")
@@ -140,12 +182,12 @@ ENTER = Listen("text", Marker(r"\[X\]", ("[X]",)), "toy.extra", ())
 
 def test_an_unreachable_state() -> None:
     r = _region(*on("toy.extra", ALL, "text"), *on("toy.extra", [EOF_TRIGGER], "text"))
-    rejects(dialect(regions=(r,)), r"unreachable state 'toy\.extra'")
+    rejects(dialect(regions=(r,)), r"unreachable state 'toy\.extra'.*\(rule: .*\); fix: ")
 
 
 def test_a_dead_end() -> None:
     r = _region(*on("toy.extra", ALL, "toy.extra"), *on("toy.extra", [EOF_TRIGGER], "text"), listens=(ENTER,))
-    rejects(dialect(regions=(r,)), r"dead end: from state 'toy\.extra'")
+    rejects(dialect(regions=(r,)), r"dead end: from state 'toy\.extra'.*\(rule: .*\); fix: ")
 
 
 def test_a_rank_tie_on_one_state_and_trigger() -> None:
@@ -156,7 +198,7 @@ def test_a_rank_tie_on_one_state_and_trigger() -> None:
         *on("toy.extra", [EOF_TRIGGER], "text"),
         listens=(ENTER,),
     )
-    rejects(dialect(regions=(r,)), r"state 'toy\.extra' on '\w+': two transitions share rank 5")
+    rejects(dialect(regions=(r,)), r"state 'toy\.extra' on '\w+': two transitions share rank 5.*rule: .*; fix: ")
 
 
 def test_a_missing_fallback_and_a_missing_callback() -> None:
@@ -246,3 +288,98 @@ def test_a_prefix_the_rules() -> None:
     r = callsieve.parse('<calls><<c name="f"><p name="k">v</p></c></calls>', dialects=[ok])
     assert [(c.name, c.arguments) for c in r.calls] == [("f", {"k": "v"})]
     assert [d.code for d in r.diagnostics] == ["twice"]
+
+
+# ---------------------------------------------------------------- mistakes a first dialect makes
+# Each is a GrammarError that names the rule and the fix, never an IndexError, an
+# AttributeError or a message about the wrong thing.
+
+
+def test_a_marker_with_no_example_names_rule_3_and_how_to_give_one() -> None:
+    rejects(dialect(arg_end=Marker("</p>", ())),
+            r"marker '</p>': give at least one literal example it matches, e\.g\. Marker\('</p>', "
+            r"\('<the tag as written>',\)\) \(rule 3\)")
+
+
+def test_a_str_where_the_examples_tuple_belongs_names_the_trailing_comma() -> None:
+    # ("</p>") is a str: iterated, its characters would each be "an example that does not match"
+    rejects(dialect(arg_end=Marker("</p>", ("</p>"))),  # type: ignore[arg-type]
+            r"marker '</p>': examples is the str '</p>'; write a tuple, \('</p>',\) \(the trailing comma makes a "
+            r"tuple of one\) \(rule 3\)")
+
+
+def test_a_list_of_examples_names_the_tuple() -> None:
+    rejects(dialect(arg_end=Marker("</p>", ["</p>"])),  # type: ignore[arg-type]
+            r"marker '</p>': examples is a list; write a tuple, \('<literal>', \.\.\.\): a dialect is frozen data")
+
+
+def test_one_block_where_the_blocks_tuple_belongs_names_the_trailing_comma() -> None:
+    block = dialect().blocks[0]
+    rejects(Dialect("toy", "toy", (block)),  # type: ignore[arg-type]
+            r"dialect toy: blocks is one Block; write blocks=\(Block\(\.\.\.\),\) \(the trailing comma makes a tuple of one\)")
+
+
+def test_a_json_value_as_a_calls_body_points_to_json_args() -> None:
+    from callsieve.grammar import JsonValue
+
+    d = Dialect("toy", "toy", (Block(OPEN, Many(Call(CALL, JsonValue(CALL_END), close=CALL_END), min=1), CLOSE),))  # type: ignore[arg-type]
+    rejects(d, r"dialect toy, block '<calls>', call '<c name=\"…\">': JsonValue is a parameter's value, not a structure "
+               r"node; a call's arguments written as one JSON object are JsonArgs\(\)")
+
+
+def test_a_raw_value_outside_a_parameter_points_to_param() -> None:
+    rejects(dialect(params=Raw(ARG_END)), r"Raw is a parameter's value, not a structure node; a value stands in a "
+                                          r"parameter: Param\(open_marker, Raw\(\.\.\.\)\)")
+
+
+def test_json_args_as_a_parameters_value_points_to_json_value() -> None:
+    from callsieve.grammar import JsonArgs
+
+    rejects(dialect(params=Many(Param(ARG, JsonArgs()))),  # type: ignore[arg-type]
+            r"parameter '<p name=\"…\">': JsonArgs\(\) is a whole call's arguments object, not one parameter's value; "
+            r"a parameter's JSON value is JsonValue\(close_marker\)")
+
+
+def test_a_str_where_a_node_belongs_names_marker() -> None:
+    rejects(dialect(params="</p>"), r"'</p>' is not a structure node \(a marker is Marker\(pattern, \(example,\)\)\)")
+
+
+def test_register_given_a_name_says_how_names_and_dialects_are_used() -> None:
+    with pytest.raises(callsieve.GrammarError,
+                       match=r"register\(\) takes a Dialect object, not str 'acme': a registered dialect is used by "
+                             r"name, Sieve\(dialects=\['acme'\]\); to register one, build it first"):
+        callsieve.register("acme")  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def registry_snapshot():  # type: ignore[no-untyped-def]
+    from callsieve.grammar import registry
+
+    saved = dict(registry.REGISTRY)
+    yield registry.REGISTRY
+    registry.REGISTRY.clear()
+    registry.REGISTRY.update(saved)
+
+
+def test_registering_a_different_dialect_under_a_taken_name_is_refused_with_the_fix(registry_snapshot: dict[str, Dialect]) -> None:
+    first = dialect("acme")
+    assert callsieve.register(first) is first
+    again = dialect("acme")  # the same declaration built again (a module imported twice): nothing changes
+    assert again is not first and callsieve.register(again) is again
+    other = dialect("acme", arg_end=Marker("</q>", ("</q>",)))
+    with pytest.raises(callsieve.GrammarError,
+                       match=r"a different dialect named 'acme' is already registered; give this one another name, "
+                             r"or pass register\(\.\.\., replace=True\) to replace it"):
+        callsieve.register(other)
+    assert registry_snapshot["acme"] == first
+    callsieve.register(other, replace=True)
+    assert registry_snapshot["acme"] is other
+
+
+def test_a_server_parser_name_cannot_be_registered(registry_snapshot: dict[str, Dialect]) -> None:
+    # "glm47" is vLLM's name for the glm45 format: taking it would silently change what it means
+    with pytest.raises(callsieve.GrammarError, match=r"dialect name 'glm47' stands for the built-in glm45 dialect"):
+        callsieve.register(dialect("glm47"))
+    with pytest.raises(callsieve.GrammarError, match=r"dialect name 'hermes' is a built-in dialect's; give yours another name"):
+        callsieve.register(dialect("hermes"))
+    assert "glm47" not in registry_snapshot

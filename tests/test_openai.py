@@ -525,3 +525,70 @@ def test_content_after_a_finish_gets_a_new_sieve_and_fresh_indices() -> None:
     assert [(e["index"], e["function"]["name"]) for e in entries] == [(0, "first"), (1, "second")]
     assert len({e["id"] for e in entries}) == 2
     assert [c["choices"][0]["finish_reason"] for c in out if c["choices"][0]["finish_reason"]] == ["tool_calls"] * 2
+
+
+# ---------------------------------------------------------------- refused at the call, with the fix
+def _completion() -> Any:
+    from openai.types.chat import ChatCompletion
+
+    return ChatCompletion.model_validate({
+        "id": "c", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "hi"}}],
+    })
+
+
+@pytest.mark.parametrize("make, message", [
+    (_completion, "sieve_stream() takes a stream, not a complete ChatCompletion: use clean_completion(completion), "
+                  "or create it with stream=True"),
+    (lambda: [_completion()], "sieve_stream() takes a stream of chunks, not a list of completions: clean each "
+                              "completion with clean_completion(completion)"),
+    (lambda: _completion().choices, "sieve_stream() takes a stream of chunks, not a list of messages or choices"),
+    (lambda: [{"role": "assistant", "content": "x"}], "not a list of messages or choices"),
+    (lambda: {"object": "chat.completion", "choices": []}, "not a complete dict: use clean_completion(completion)"),
+    (lambda: "<tool_call>", "sieve_stream() takes a stream, not a str: for a model's text use callsieve.parse(text)"),
+])
+def test_a_whole_response_where_a_stream_belongs_is_refused_naming_what_cleans_it(make: Any, message: str) -> None:
+    with pytest.raises(TypeError) as raised:
+        sieve_stream(make())
+    assert message in str(raised.value), str(raised.value)
+
+
+async def _no_chunks() -> Any:
+    return
+    yield
+
+
+def test_asieve_stream_refuses_a_whole_completion_too() -> None:
+    from callsieve.openai import asieve_stream
+
+    with pytest.raises(TypeError, match=r"asieve_stream\(\) takes a stream, not a complete ChatCompletion"):
+        asieve_stream(_completion())
+    asieve_stream(_no_chunks())  # an async stream is fine
+
+
+def test_on_event_taking_one_argument_is_refused_at_the_call() -> None:
+    message = (r"on_event is called as on_event\(choice_index, event\): the index of the choice the event belongs to "
+               r"and the event; <lambda>\(e\) cannot take those two arguments \(write on_event=lambda choice_index, "
+               r"event: \.\.\., or def handler\(choice_index, event\)\)")
+    with pytest.raises(TypeError, match=message):
+        sieve_stream(iter(()), on_event=lambda e: None)
+    with pytest.raises(TypeError, match=message):
+        clean_message({"role": "assistant", "content": "x"}, on_event=lambda e: None)
+    seen: list[tuple[int, str]] = []
+    out = clean_message({"role": "assistant", "content": "hi <think>x</think>"}, on_event=lambda i, e: seen.append((i, type(e).__name__)))
+    assert out["content"] == "hi " and seen[0] == (0, "Text")
+    sieve_stream(iter(()), on_event=print)  # *args: it can take two
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"on_evnt": print}, "callsieve's adapter got an unexpected keyword argument 'on_evnt' (did you mean 'on_event'?)"),
+    ({"stream_argument": False}, "(did you mean 'stream_arguments'?)"),
+    ({"on_malformd": "drop"}, "(did you mean 'on_malformed'?)"),
+])
+def test_a_misspelt_adapter_option_is_answered_with_the_nearest_one(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(TypeError) as raised:
+        sieve_stream(iter(()), **options)
+    assert message in str(raised.value)
+    with pytest.raises(TypeError) as raised:
+        clean_message({"role": "assistant", "content": "x"}, **options)
+    assert message in str(raised.value)

@@ -327,8 +327,23 @@ def test_responses_reasoning_in_the_text_becomes_a_reasoning_item(client: Any) -
     first_answer = next(i for i, e in enumerate(events) if e.type == "response.output_text.delta")
     assert kinds.index("response.reasoning_text.done") < first_answer
     (done,) = [e for e in events if e.type == "response.output_item.done" and e.item.type == "reasoning"]
-    assert done.item.content[0].text == "leaked thought" and done.output_index == 1
+    # Reasoning that leads the message's text stands before the message, as the API orders them.
+    assert done.item.content[0].text == "leaked thought" and done.output_index == 0
+    added = [(e.item.type, e.output_index) for e in events if e.type == "response.output_item.added"]
+    assert added == [("reasoning", 0), ("message", 1)]
+    assert kinds.index("response.content_part.added") > kinds.index("response.reasoning_text.delta")
+    assert [e.sequence_number for e in events] == list(range(len(events)))
     final = _accumulate_responses(events)
     assert final.output_text == "The answer is 4."
-    assert [o.type for o in final.output] == ["message", "reasoning"]
-    assert final.output[1].content[0].text == "leaked thought"
+    assert [o.type for o in final.output] == ["reasoning", "message"]
+    assert final.output[0].content[0].text == "leaked thought"
+
+
+def test_responses_reasoning_after_text_stays_after_the_message() -> None:
+    from test_openai import _responses_script
+
+    events = list(sieve_stream(_responses_script(["Answer first. ", "<think>then a thought</think>"])))
+    added = [(e["item"]["type"], e["output_index"]) for e in events if e["type"] == "response.output_item.added"]
+    assert added == [("message", 0), ("reasoning", 1)]
+    final = [e for e in events if e["type"] == "response.completed"][0]["response"]
+    assert [o["type"] for o in final["output"]] == ["message", "reasoning"]

@@ -1,5 +1,5 @@
-"""README's code is true: its "Add a dialect" block runs as written and prints what the
-text after it says."""
+"""README's code is true: its "Add a dialect" blocks run as written and print what the
+text after each says."""
 
 from __future__ import annotations
 
@@ -31,3 +31,14 @@ def test_add_a_dialect_block_runs_and_prints_the_call() -> None:
         registry.REGISTRY.clear()
         registry.REGISTRY.update(saved)
     assert out.getvalue() == "search {'query': 'sieve [/ARG] docs'}\n"
+
+
+def test_add_a_json_dialect_block_runs_and_prints_both_calls() -> None:
+    code = _block_after("<!-- add-a-json-dialect")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})
+    printed = out.getvalue()
+    assert printed == "[('search', {'q': '</call>'}), ('open', {'path': 'a.txt'})] ' and '\n"
+    text = README.read_text(encoding="utf-8")
+    assert f"It prints `{printed.strip()}`" in text

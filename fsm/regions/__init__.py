@@ -96,6 +96,9 @@ class ModelBase:
         self.text_buf: list[str] = []
         self.reason_text: list[str] = []
         self.reason_raw: list[str] = []
+        #: The last LINE_TAIL characters of the reasoning raw flushed so far; starts as
+        #: a line start (``text_before_tag``).
+        self.reason_tail = "\n"
         self.delta_buf: list[str] = []
         self.delta_index = -1
         #: The rest of an overflowed block under on_malformed="drop": it travels in the
@@ -135,9 +138,12 @@ class ModelBase:
             self.out.append(Text(s, s))
             self._saw(s)
         if self.reason_raw:
-            self.out.append(Reasoning("".join(self.reason_text), "".join(self.reason_raw)))
+            raw = "".join(self.reason_raw)
+            self.out.append(Reasoning("".join(self.reason_text), raw))
             self.reason_text = []
             self.reason_raw = []
+            # (the end of what reasoning read, for anchored markers: ``text_before_tag``)
+            self.reason_tail = raw[-LINE_TAIL:] if len(raw) >= LINE_TAIL else (self.reason_tail + raw)[-LINE_TAIL:]
         if self.delta_buf:
             s = "".join(self.delta_buf)
             self.delta_buf = []
@@ -182,6 +188,39 @@ class ModelBase:
 
     def _text(self, s: str) -> None:
         self.text_buf.append(s)
+
+    # ------------------------------------------------------------------ anchors
+    def text_before_tag(self) -> str:
+        """What the held tag's origin read before the tag, as far back as a line needs
+        (``Marker.anchor``): the visible text for a prose state (``recent_text``: the
+        document's lines, a block of calls included), the raw reasoning for a reasoning
+        state; "" elsewhere (markup: the composer listens for anchored markers only in
+        prose and reasoning)."""
+        sink = self.cfg.sinks.get(self.origin, "")
+        if sink == "text_char":
+            return self.recent_text()
+        if sink == "reasoning_char":
+            tail = []
+            got = 0
+            for piece in reversed(self.reason_raw):  # (the last line is enough)
+                tail.append(piece)
+                got += len(piece)
+                if "\n" in piece or got >= LINE_TAIL:
+                    break
+            else:
+                tail.append(self.reason_tail)
+            return "".join(reversed(tail))
+        return ""
+
+    def anchored(self, anchor: str) -> bool:
+        """A marker anchored ``word`` (no word character right before it) or ``line``
+        (nothing but spaces or tabs before it on its line, or the stream's start) may
+        stand where the held tag began."""
+        before = self.text_before_tag()
+        if anchor == "word":
+            return not before or not (before[-1].isalnum() or before[-1] == "_")
+        k = before.rfind("\n")
+        return k >= 0 and not before[k + 1 :].strip(" \t")
 
     def reprocess(self, ch: str = "") -> None:
         self.redo = True

@@ -474,9 +474,10 @@ class BlockModel(TagModel):
                         c.args[key] = raw[start:end]
                 c.spans = None
         tail = ""
-        if b.spec.bare and not b.closed:
-            # Spaces after the last markup of a bare block are prose again (the
-            # positions between markers hold only whitespace).
+        if not b.closed:
+            # Spaces after the last markup of a block that ends where its grammar stops
+            # (no close read) are prose again (positions between markers hold only
+            # whitespace).
             cut = len(raw.rstrip(" \t\r\n"))
             raw, tail = raw[:cut], raw[cut:]
         for c in b.calls:
@@ -498,14 +499,16 @@ class BlockModel(TagModel):
             for c in b.calls:
                 if not c.known:
                     self._emit(Diagnostic("unknown_tool", f"call to {c.name!r}, which is not in tools; "
-                                          f"its {b.dialect_name} block is released as text{note}", b.start, ""))
+                                          f"its {b.dialect_name} block is released as text{note}", b.start, "",
+                                          "released"))
             self._text(raw + tail)
             return
         kept = [c.index is not None and (c.known or policy == "call") for c in b.calls]
         for (c, start, end), keep in zip(_segments(b.calls, kept, len(raw)), kept):
             piece = raw if (start == 0 and end == len(raw)) else raw[start:end]
-            if not c.known:
-                self._emit(Diagnostic("unknown_tool", f"call to {c.name!r}, which is not in tools", b.start, ""))
+            if not c.known:  # kept as a call (the default policy), or dropped
+                self._emit(Diagnostic("unknown_tool", f"call to {c.name!r}, which is not in tools", b.start, "",
+                                      "tolerated" if keep else "dropped"))
             for problem in c.problems or ():
                 self._emit(Diagnostic("type_mismatch", problem, b.start))
             if keep:
@@ -530,24 +533,29 @@ class BlockModel(TagModel):
         if b.tolerance:
             # A block that is itself a deviation and did not hold up: the markup was
             # prose mentioning a marker. It is text, whatever on_malformed says.
-            self._emit(Diagnostic(code, why + "; released as text", b.start))
+            self._emit(Diagnostic(code, why + "; released as text", b.start, "", "noise"))
             self._text(raw)
             return
-        self.release_text(raw, b.start, code, why)
+        self.release_text(raw, b.start, code, why, bool(b.calls))
 
-    def release_text(self, raw: str, start: int, code: str, why: str) -> None:
+    def release_text(self, raw: str, start: int, code: str, why: str, calls_begun: bool = False) -> None:
+        """Release a block's (or a held opener's) input as ``on_malformed`` says. Its
+        Diagnostic's severity: ``dropped`` when the input left the text (``"drop"``,
+        ``"raise"``), ``noise`` for a malformed block in which no call had begun (most
+        often prose that mentions a marker), else the code's own (``released``)."""
         policy = self.cfg.on_malformed
         if policy == "drop":
-            self._emit(Diagnostic(code, why + "; dropped", start, raw))
+            self._emit(Diagnostic(code, why + "; dropped", start, raw, "dropped"))
             return
         if policy == "raise":
             # The block's input rides on the Diagnostic (as under "drop"), and the
             # Diagnostic is the last of the events decided so far: the Sieve hands them
             # all to the caller on the exception (MalformedBlockError.events).
-            diag = Diagnostic(code, why + "; raised", start, raw)
+            diag = Diagnostic(code, why + "; raised", start, raw, "dropped")
             self._emit(diag)
             raise MalformedBlockError(f"{code} at offset {start}: {why}", diag)
-        self._emit(Diagnostic(code, why + "; released as text", start))
+        noise = code == "malformed_block" and not calls_begun
+        self._emit(Diagnostic(code, why + "; released as text", start, "", "noise" if noise else ""))
         self._text(raw)
 
     def abort_block(self, ch: str) -> None:

@@ -146,6 +146,10 @@ class HeaderModel(BlockModel):
         self.out.append(Text("", tag))
 
 
+#: Ranks each header's rows out of ``maybe_tag`` may take (one per part).
+HEADER_RANKS = 32
+
+
 def part_state(h: Header, part: str) -> str:
     return f"{h.name}.{part}"
 
@@ -154,9 +158,11 @@ def reasoning_state(h: Header) -> str:
     return f"{h.name}.analysis"
 
 
-def header_region(h: Header) -> tuple[Region, list[tuple[str, Callable[[Any, str], bool]]]]:
+def header_region(h: Header, index: int = 0) -> tuple[Region, list[tuple[str, Callable[[Any, str], bool]]]]:
     """The states, rules and listens of one header (the decision rows are the
-    composer's: they lead into the dialect's call block) and its generated guards."""
+    composer's: they lead into the dialect's call block) and its generated guards.
+    ``index``: the header's place among the machine's headers (their rows out of
+    ``maybe_tag`` are ranked apart)."""
     parts = sorted({p for _m, p in h.starts} | {p for _m, p in h.parts})
     states: list[StateDecl] = []
     rules: list[Rule] = []
@@ -170,7 +176,8 @@ def header_region(h: Header) -> tuple[Region, list[tuple[str, Callable[[Any, str
         rules += on(s, START, "maybe_tag", "tag_begin", rank=10)
         rules += on(s, but(START), s, "header_char", rank=90)
         rules += on(s, [EOF_TRIGGER], "text", "header_eof")
-        rules += on("maybe_tag", [EOF_TRIGGER], "text", "tag_release_eof", "header_eof", when=[f"from:{s}"], rank=RANK_RETURN - 1 - n)
+        rules += on("maybe_tag", [EOF_TRIGGER], "text", "tag_release_eof", "header_eof", when=[f"from:{s}"],
+                    rank=RANK_RETURN - 1 - index * HEADER_RANKS - n)
         for m, q in h.parts:
             listens.append(Listen(s, m, part_state(h, q), ("header_mark",)))
     an = reasoning_state(h)

@@ -5,8 +5,8 @@ fence (``fence_info``, then ``in_fence``); inside them everything is text, so ma
 a fenced example is never a call. ``text`` sends its start characters (``START``: those
 that may begin a marker it listens for) to ``maybe_tag``.
 
-CommonMark, as far as a stream allows (issue 12, findings 4 and 5; README, "CommonMark
-contexts", says where callsieve differs):
+CommonMark, as far as a stream allows (issue 12, findings 4 and 5; docs/commonmark.md
+says where callsieve differs):
 
 * A fence opens with three or more backticks or tildes at a line start: indented at
   most three columns, or after list-item markers (``- ``, ``1. ``), where the fence

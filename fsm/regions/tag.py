@@ -156,8 +156,11 @@ class TagModel(ModelBase):
             self._cls_ch = ch
             m = self.tag_matcher
             got = (m if m is not None else self.matcher()).classify(self.tag + ch)
-            self._cls = got
             hit = got[1]
+            if hit is not None and hit.entry.anchor and not self.anchored(hit.entry.anchor):
+                got = (DEAD, None)  # a marker where it may not stand (``Marker.anchor``) is none
+                hit = None
+            self._cls = got
             self._cls_key = hit.entry.key if hit is not None else ""
         return self._cls_key
 
@@ -185,7 +188,14 @@ class TagModel(ModelBase):
         self.tag_start = self.pos
         self._tag_version += 1
         m = self.cfg.matchers.get(state)  # (``matcher(state)``, inline)
-        self.tag_matcher = m if m is not None else self.cfg.scoped[state][self.scope]
+        if m is None:
+            m = self.cfg.scoped[state][self.scope]
+        self.tag_matcher = m
+        if ch in m.one_chars:
+            # A one-character marker is whole on its own character: nothing is held,
+            # and the character is read again in maybe_tag, where it completes.
+            self.tag = ""
+            self.redo = True
 
     def tag_begin_enter(self, s: str, i: int) -> int:
         """``tag_begin`` at ``s[i]``, then the held tag's run from ``i + 1`` as the
@@ -200,6 +210,10 @@ class TagModel(ModelBase):
         if m is None:
             m = self.cfg.scoped[state][self.scope]
         self.tag_matcher = m
+        if s[i] in m.one_chars:
+            self.tag = ""  # (a one-character marker: ``tag_begin``; s[i] is read next)
+            self._tag_version += 1
+            return i
         j = m.tag_end(s[i], s, i + 1)[0]
         self.tag = s[i:j]
         self._tag_version += 1
@@ -367,7 +381,7 @@ class TagModel(ModelBase):
     def bind_block(self, spec: object, tag: str, start: int) -> None:  # pragma: no cover
         raise NotImplementedError
 
-    def release_text(self, raw: str, start: int, code: str, why: str) -> None:  # pragma: no cover
+    def release_text(self, raw: str, start: int, code: str, why: str, calls_begun: bool = False) -> None:  # pragma: no cover
         raise NotImplementedError
 
     def enter_body(self, ch: str = "") -> None:  # pragma: no cover

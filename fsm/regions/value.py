@@ -322,6 +322,8 @@ class ValueModel(BlockModel):
         if j >= n or b.param is None or b.param.json:
             return j
         m = self.matcher("after_close")
+        if s[j] in m.one_chars:
+            return j  # a one-character marker: stepped
         if s[j] in m.start_chars:
             # what ``maybe_tag`` would hold, from ``tag_begin`` on, and what it is then
             end, kind = m.tag_end(s[j], s, j + 1)

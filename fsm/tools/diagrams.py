@@ -33,6 +33,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn, Sequence
 
+import callsieve
 from callsieve.grammar.api import Dialect
 from callsieve.grammar.errors import GrammarError, UnknownDialectError
 from callsieve.tools import parse as parse_cli
@@ -55,6 +56,14 @@ class UsageError(Exception):
 def dialect_dot(dialects: Sequence[Dialect | str]) -> str:
     """The ``.dot`` text of the machine these dialects compose (a user's own too)."""
     return render_dot(view_of(dialects))
+
+
+def have_graphviz_package() -> bool:
+    """Whether the ``graphviz`` Python package (the ``diagrams`` extra) is installed:
+    ``transitions``' GraphMachine, which every view is read from, needs it."""
+    import importlib.util
+
+    return importlib.util.find_spec("graphviz") is not None
 
 
 def have_dot() -> bool:
@@ -104,12 +113,14 @@ def render_bytes(dot_source: str, fmt: str) -> bytes:
     return data
 
 
-def default_out() -> Path:
-    """``diagrams/`` of the source checkout this package runs from, else ``./diagrams``."""
+def checkout_diagrams() -> Path | None:
+    """``diagrams/`` of the source checkout this package runs from (an editable install
+    of a clone), or None: an installed callsieve has no committed diagrams to compare
+    with or to write over."""
     root = Path(__file__).resolve().parent.parent.parent
     if (root / "pyproject.toml").is_file() and (root / "fsm").is_dir():
         return root / "diagrams"
-    return Path("diagrams")
+    return None
 
 
 def _shown(p: Path) -> str:
@@ -228,7 +239,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", action="append", metavar="FMT",
                         help="dot, svg, png (repeatable or comma-separated; default: dot and svg)")
     parser.add_argument("--out", metavar="DIR",
-                        help="where to write (default: the checkout's diagrams/; with --trace: .); '-' prints the dot text")
+                        help="where to write (default: the checkout's diagrams/, when callsieve runs from a clone; "
+                             "with --trace: .); '-' prints the dot text")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 naming each stale, missing or extra file in --out")
     parser.add_argument("--trace", metavar="FILE",
@@ -236,6 +248,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(trace.* and, path only, trace-path.*)")
     parser.add_argument("--tools", metavar="FILE",
                         help="with --trace: OpenAI tool schemas, as for `callsieve parse --tools`")
+    # --dialect-file (draw or trace your own dialect), and for --trace the machine's
+    # options, as `callsieve parse` takes them
+    parse_cli.add_engine_arguments(parser)
 
     def one_line_error(message: str) -> NoReturn:
         print(f"callsieve diagram: error: {message}", file=sys.stderr)
@@ -271,24 +286,49 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     fmts = _formats(args)
+    if not have_graphviz_package():
+        raise UsageError("the diagrams need the graphviz package, which transitions draws with: "
+                         "pip install 'callsieve[diagrams]'")
     try:
+        own = parse_cli.dialect_files(args)
         selected = _dialect_names(args)
         if args.trace:
-            return _run_trace(args, fmts, selected)
+            return _run_trace(args, fmts, selected or ([*callsieve.DIALECTS, *(d.name for d in own)] if own else None))
         if args.tools:
             raise UsageError("--tools goes with --trace")
+        if parse_cli.engine_options(args):
+            raise UsageError("--strict, --max-block-chars and --no-reasoning go with --trace")
+        if own and not selected:
+            selected = [d.name for d in own]  # your dialects' diagrams
         if args.all and selected:
             raise UsageError("give --dialect or --all, not both")
         vs = views(selected)
     except (UnknownDialectError, GrammarError) as e:
         raise UsageError(str(e)) from None
-    out = Path(args.out) if args.out and args.out != "-" else default_out()
+    except parse_cli.UsageError as e:
+        raise UsageError(str(e)) from None
+    committed = checkout_diagrams()
+    if args.out and args.out != "-":
+        out = Path(args.out)
+    elif committed is not None:
+        out = committed
+    elif args.check:
+        raise UsageError("--check compares the diagrams committed in a callsieve checkout, and this callsieve "
+                         "is installed, not run from one: give --out DIR to check a folder you wrote")
+    elif args.out != "-":
+        raise UsageError("this callsieve is installed, not run from a checkout: give --out DIR (where to write "
+                         "the diagrams), or --out - to print the dot text")
+    else:
+        out = Path(".")  # (printing: nothing is written)
     if args.check:
         problems = check(out, vs)
         for problem in problems:
             print(f"callsieve diagram --check: {problem}", file=sys.stderr)
         if problems:
-            print("regenerate with: callsieve diagram   (then commit diagrams/)", file=sys.stderr)
+            if committed is not None and out.resolve() == committed.resolve():
+                print("regenerate with: callsieve diagram   (then commit diagrams/)", file=sys.stderr)
+            else:
+                print(f"regenerate with: callsieve diagram --out {_shown(out)}", file=sys.stderr)
             return 1
         print(f"callsieve diagram --check: {len(vs)} diagram(s) in {_shown(out)} are up to date")
         return 0
@@ -309,7 +349,7 @@ def _run_trace(args: argparse.Namespace, fmts: list[str], dialects: list[str] | 
         tools = parse_cli.load_tools_file(args.tools)
     except parse_cli.UsageError as e:
         raise UsageError(str(e)) from None
-    view, marks, log = trace_marks(text, dialects, tools=tools)
+    view, marks, log = trace_marks(text, dialects, tools=tools, **parse_cli.engine_options(args))
     logstream = sys.stderr if args.out == "-" else sys.stdout
     print("offset   state                      input, trigger [guards] → state / actions   (* a decision)", file=logstream)
     for line in log:

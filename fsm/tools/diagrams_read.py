@@ -91,10 +91,14 @@ class View:
     about: str = ""
     #: With the reasoning region (``Sieve(reasoning=...)``).
     think: bool = True
+    #: ``Sieve(calls_in_reasoning=...)`` and ``Sieve(strict=...)``: a trace is drawn on
+    #: the machine it ran.
+    calls_in_reasoning: str = "dialect"
+    strict: bool = False
 
     @property
     def machine(self) -> Machine:
-        return compose(self.dialects, self.think)
+        return compose(self.dialects, self.think, self.calls_in_reasoning, self.strict)
 
 
 def view_of(dialects: Sequence[Dialect | str], name: str = "") -> View:

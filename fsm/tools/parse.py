@@ -3,6 +3,7 @@
     callsieve parse reply.txt
     some-model-client | callsieve parse --dialect dsml --tools tools.json
     callsieve parse reply.txt --chunk 3 --merged      # same output as without --chunk
+    callsieve parse reply.txt --dialect-file acme.py --dialect acme
 
 Reading stdin, events are written as the input arrives (each block read is one
 ``feed()``), so the command can sit at the end of a live pipe. ``--chunk N`` (N ≥ 1)
@@ -14,8 +15,15 @@ Each line is ``{"type": ..., <the event's fields>}`` with ``type`` one of ``text
 ``reasoning``, ``tool_call_start``, ``tool_call_delta``, ``tool_call``, ``diagnostic``;
 every event has ``raw``, the exact input it consumed. Exit status: 0, or 2 with a
 one-line ``callsieve: error: ...`` on stderr for a bad option (``--chunk 0``, an unknown
-dialect), an unreadable or non-UTF-8 file, an invalid tool schema, or a malformed block
-met with ``--on-malformed raise`` (the events before it are written first).
+dialect), an unreadable or non-UTF-8 file, an invalid tool schema, a dialect file that
+does not load, or a malformed block met with ``--on-malformed raise`` (the events before
+it are written first, however the input was fed).
+
+``--dialect-file FILE`` runs a Python file of your own and registers every ``Dialect``
+it defines at its top level, so ``--dialect NAME`` can name them; without ``--dialect``
+they are enabled beside every built-in one. ``--strict``, ``--max-block-chars N`` and
+``--no-reasoning`` are the library's ``strict=True``, ``max_block_chars=N`` and
+``reasoning=False``.
 """
 
 from __future__ import annotations
@@ -24,12 +32,14 @@ import argparse
 import codecs
 import dataclasses
 import json
+import runpy
 import sys
 from typing import IO, Any, Iterator
 
 import callsieve
 from callsieve.events import Event
-from callsieve.grammar.registry import lookup
+from callsieve.grammar.api import Dialect
+from callsieve.grammar.registry import lookup, register
 
 TYPE_NAMES: dict[type, str] = {
     callsieve.Text: "text",
@@ -79,6 +89,63 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    """The machine's own options, shared by ``parse``, ``demo`` and ``diagram --trace``:
+    a user's dialect file, strict, the block limit, reasoning off."""
+    parser.add_argument("--dialect-file", action="append", metavar="FILE",
+                        help="a Python file defining Dialect objects: each is registered, so --dialect can name it "
+                             "(repeatable; without --dialect they are enabled beside the built-in ones)")
+    parser.add_argument("--strict", action="store_true",
+                        help="every tolerated deviation off: markup is read by its format alone (strict=True)")
+    parser.add_argument("--max-block-chars", type=chunk_size, metavar="N", default=None,
+                        help="a block longer than N characters is released as text (default 4,194,304)")
+    parser.add_argument("--no-reasoning", action="store_true",
+                        help="<think> and [THINK] are text, not reasoning (reasoning=False)")
+
+
+def engine_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The Sieve options :func:`add_engine_arguments` read (only those given)."""
+    out: dict[str, Any] = {}
+    if getattr(args, "strict", False):
+        out["strict"] = True
+    if getattr(args, "max_block_chars", None) is not None:
+        out["max_block_chars"] = args.max_block_chars
+    if getattr(args, "no_reasoning", False):
+        out["reasoning"] = False
+    return out
+
+
+def load_dialect_file(path: str) -> list[Dialect]:
+    """Run a user's dialect file and register every ``Dialect`` defined at its top level
+    (in the order defined); any failure is a UsageError naming the file."""
+    try:
+        namespace = runpy.run_path(path, run_name="callsieve_dialect_file")
+    except OSError as e:
+        raise UsageError(f"cannot read dialect file {path!r}: {_reason(e)}") from None
+    except SystemExit:
+        raise UsageError(f"dialect file {path!r} called exit() while loading") from None
+    except callsieve.CallsieveError as e:
+        raise UsageError(f"dialect file {path!r}: {e}") from None
+    except Exception as e:  # the user's code: whatever it raised, named, without a traceback
+        raise UsageError(f"cannot load dialect file {path!r}: {type(e).__name__}: {e}") from None
+    found: list[Dialect] = []
+    for value in namespace.values():
+        if isinstance(value, Dialect) and value not in found:
+            found.append(value)
+    if not found:
+        raise UsageError(f"dialect file {path!r} defines no Dialect at its top level")
+    for d in found:
+        try:
+            register(d)
+        except callsieve.CallsieveError as e:
+            raise UsageError(f"dialect file {path!r}: {e}") from None
+    return found
+
+
+def dialect_files(args: argparse.Namespace) -> list[Dialect]:
+    return [d for path in (getattr(args, "dialect_file", None) or []) for d in load_dialect_file(path)]
+
+
 def add_sieve_arguments(parser: argparse.ArgumentParser) -> None:
     """The options ``parse`` and ``demo`` share: dialects, tools, policies."""
     parser.add_argument(
@@ -86,6 +153,7 @@ def add_sieve_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"a dialect to recognise (repeatable or comma-separated; default: all of {', '.join(callsieve.DIALECTS)})",
     )
     parser.add_argument("--tools", metavar="FILE", help="OpenAI tool schemas (a JSON list, or an object with 'tools')")
+    add_engine_arguments(parser)
     parser.add_argument("--on-malformed", choices=("text", "drop", "raise"), default="text",
                         help="a malformed or unterminated block: shown as text (default), dropped, or an error")
     parser.add_argument("--unknown-tool", choices=("call", "text", "drop"), default="call",
@@ -101,13 +169,16 @@ def add_sieve_arguments(parser: argparse.ArgumentParser) -> None:
                         help="call ids are PREFIX + index (default: call_, so output is reproducible)")
 
 
-def dialects_of(args: argparse.Namespace) -> list[str] | None:
+def dialects_of(args: argparse.Namespace, own: list[Dialect] | None = None) -> list[str] | None:
+    """The names ``--dialect`` gives (checked), or None for the default: every built-in
+    dialect, and those of ``--dialect-file`` (``own``) beside them."""
     if not args.dialect:
-        return None
+        return [*callsieve.DIALECTS, *(d.name for d in own)] if own else None
     names = [n.strip() for spec in args.dialect for n in spec.split(",") if n.strip()]
     for n in names:
         if lookup(n) is None:  # a dialect's name or a server parser's (ALIASES)
-            raise UsageError(f"unknown dialect {n!r} (known: {', '.join(callsieve.DIALECTS)})")
+            known = [*callsieve.DIALECTS, *(d.name for d in own or [])]
+            raise UsageError(f"unknown dialect {n!r} (known: {', '.join(known)}; a dialect of your own: --dialect-file)")
     if not names:
         raise UsageError("--dialect needs a name")
     return names
@@ -136,14 +207,16 @@ def load_tools_file(path: str | None) -> list[Any] | None:
 
 def make_sieve(args: argparse.Namespace) -> callsieve.Sieve:
     """A sieve from the shared options (raises UsageError on bad ones)."""
+    own = dialect_files(args)
     return callsieve.Sieve(
-        dialects_of(args),
+        dialects_of(args, own),
         load_tools_file(args.tools),
         on_malformed=args.on_malformed,
         unknown_tool=args.unknown_tool,
         start_in_reasoning=args.start_in_reasoning,
         calls_in_reasoning=getattr(args, "calls_in_reasoning", "dialect"),
         id_prefix=getattr(args, "id_prefix", "call_"),
+        **engine_options(args),
     )
 
 
@@ -213,9 +286,9 @@ def _pieces(args: argparse.Namespace) -> Iterator[str]:
 def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     ascii_only = not (out.encoding or "").lower().replace("-", "").startswith("utf")
+    held: list[Event] = []
     try:
         sieve = make_sieve(args)
-        held: list[Event] = []
         for piece in _pieces(args):
             events = sieve.feed(piece)
             if args.merged:
@@ -232,6 +305,14 @@ def run(args: argparse.Namespace) -> int:
         error(str(e))
         return USAGE_ERROR
     except callsieve.MalformedBlockError as e:
+        # Every event decided before the block, the ones the raising feed() decided
+        # included (e.events, ending with the block's Diagnostic), is written first:
+        # fed whole or in pieces, the output before the error is the same.
+        before = [x for x in e.events if x is not e.diagnostic] if e.events else []
+        if args.merged:
+            before = callsieve.merged(held + before)
+        for x in before:
+            out.write(json.dumps(event_json(x), ensure_ascii=ascii_only) + "\n")
         out.flush()
         error(f"{e} (--on-malformed raise)")
         return USAGE_ERROR

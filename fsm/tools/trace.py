@@ -116,7 +116,9 @@ def trace_marks(
     """Trace ``text``: the view to draw it on, what to mark, and the path log."""
     t = trace(text, list(dialects) if dialects else None, tools, **options)
     view = View("trace", "callsieve trace: " + ", ".join(d.name for d in t.dialects), t.dialects,
-                think=bool(options.get("reasoning", True)))
+                think=bool(options.get("reasoning", True)),
+                calls_in_reasoning=str(options.get("calls_in_reasoning", "dialect")),
+                strict=bool(options.get("strict", False)))
     _states, rows, _machine = read_machine(t.decl)
     by_pos = {(r.source, r.trigger, r.index): r for r in rows}
     alternatives: dict[tuple[str, str], set[tuple[str, tuple[str, ...]]]] = {}
