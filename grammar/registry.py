@@ -6,7 +6,28 @@ import difflib
 import re
 from typing import Iterable
 
-from callsieve.grammar import deepseek, dsml, glm45, harmony, hermes, kimi_k2, minimax_m2, mistral, qwen3_coder, xml
+from callsieve.grammar import (
+    cohere_command,
+    deepseek,
+    dsml,
+    gigachat3,
+    glm45,
+    granite,
+    harmony,
+    hermes,
+    hunyuan,
+    inkling,
+    internlm,
+    kimi_k2,
+    longcat,
+    minimax_m2,
+    mistral,
+    nemotron,
+    qwen3_coder,
+    seed_oss,
+    step3,
+    xml,
+)
 from callsieve.grammar.api import Dialect, validate
 from callsieve.grammar.errors import GrammarError, UnknownDialectError
 
@@ -15,10 +36,16 @@ REGISTRY: dict[str, Dialect] = {
     for d in (
         dsml.DIALECT, xml.DIALECT, qwen3_coder.DIALECT, minimax_m2.DIALECT,
         hermes.DIALECT, glm45.DIALECT, kimi_k2.DIALECT, deepseek.V3, deepseek.V31, mistral.DIALECT, harmony.DIALECT,
+        # the long tail (dialects-long-tail.md)
+        granite.DIALECT, granite.DIALECT_20B, nemotron.DIALECT, cohere_command.DIALECT, seed_oss.DIALECT,
+        internlm.DIALECT, hunyuan.DIALECT, step3.DIALECT, longcat.DIALECT, gigachat3.DIALECT, inkling.DIALECT,
     )
 }
 #: The built-in names; ``Sieve()`` (dialects=None) enables these, not registered extras.
 BUILTIN: tuple[str, ...] = tuple(REGISTRY)
+#: The built-in dialects of dialects-long-tail.md (the formats added after the first
+#: eleven; each file's docstring cites its section).
+LONG_TAIL: tuple[str, ...] = BUILTIN[BUILTIN.index("granite"):]
 
 #: The names other serving stacks give these formats (vLLM's and SGLang's
 #: ``--tool-call-parser`` values, their parser files' stems), each to the built-in
@@ -54,6 +81,29 @@ ALIASES: dict[str, str] = {
     "openai": "harmony",
     "gpt_oss": "harmony",
     "gptoss": "harmony",
+    # the long tail (dialects-long-tail.md §0)
+    # DeepSeek V4.1: DSML whose tag names carry a leading space (``<｜DSML｜ invoke``),
+    # which the dsml dialect reads (spaces before a tag name are part of its prefix)
+    "deepseek_v41": "dsml",
+    "deepseekv41": "dsml",
+    # Hunyuan-A13B (vLLM hunyuan_a13b, listed with hy_v3; SGLang hunyuan); AI21 Jamba
+    # writes the same <tool_calls>[…]</tool_calls> block
+    "hunyuan_a13b": "hunyuan",
+    "hy_v3": "hunyuan",
+    "jamba": "hunyuan",
+    # InternLM2 (vLLM internlm), Intern-S1 (SGLang interns1)
+    "interns1": "internlm",
+    "internlm2": "internlm",
+    "cohere_command3": "cohere_command",
+    "cohere_command4": "cohere_command",
+    "cmd3": "cohere_command",
+    "cmd4": "cohere_command",
+    "gigachat35": "gigachat3",
+    "granite_20b_functioncalling": "granite_20b_fc",
+    # Granite 4 writes Hermes blocks, one JSON call per <tool_call> (vLLM granite4)
+    "granite4": "hermes",
+    "nemotron_json": "nemotron",
+    "seedoss": "seed_oss",
 }
 _checked: set[Dialect] = set()
 

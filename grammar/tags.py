@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
+from callsieve.grammar.api import Marker
+
 #: Opening angle bracket: ASCII or fullwidth (U+FF1C), as leaked DSML shows both.
 LT = "[<\uff1c]"
 #: Closing angle bracket, ASCII or fullwidth (U+FF1E).
@@ -20,3 +24,11 @@ def open_tag(name_re: str) -> str:
 def close_tag(name_re: str) -> str:
     """``</NAME>``."""
     return f"{LT}/(?i:{name_re}){END}"
+
+
+def special_token(name: str, *more: str) -> Marker:
+    """A special token ``<|NAME|>`` (or any of several names): the framing many
+    tokenizers write for tool calls (``<|action_start|>``, ``<|tools_prefix|>``)."""
+    names = (name, *more)
+    alts = "|".join(re.escape(n) for n in names)
+    return Marker(rf"<\|(?:{alts})\|>", tuple(f"<|{n}|>" for n in names), f"<|{name}|>")

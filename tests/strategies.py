@@ -26,6 +26,7 @@ DIALECTS: list[Dialect] = list(REGISTRY.values())
 LITERALS: list[str] = sorted(
     {ex for d in DIALECTS for m in d.markers() for ex in m.examples}
     | {ex for d in DIALECTS for _m, v in d.variants() for ex in v.examples}
+    | {ex for d in DIALECTS for m in d.framing for ex in m.examples}
     | {ex for m in reasoning.MARKERS for ex in m.examples}
     | set(cdata.CDATA_OPEN.examples)
     | {"]]>", "]]", "```\n", "```", "~~~\n", "`", "\n```\n", "&amp;", "&lt;", "&#65;", "&am"}
@@ -60,10 +61,16 @@ def chunks(draw: st.DrawFn, text: str) -> list[str]:
 
 def framing(raw: str) -> bool:
     """``raw`` of an empty-text Text is framing: harmony tokens or a message header
-    (``<|start|>…<|message|>``), which ride in raw and never in text."""
+    (``<|start|>…<|message|>``), or a dialect's framing tokens (``<|END_OF_TURN_TOKEN|>``),
+    which ride in raw and never in text."""
     import re
 
-    return re.fullmatch(r"<\|[a-z]+\|>(?:.*<\|[a-z]+\|>)?", raw, re.S) is not None
+    return (re.fullmatch(r"<\|[a-z]+\|>(?:.*<\|[a-z]+\|>)?", raw, re.S) is not None
+            or re.fullmatch(_FRAMING, raw) is not None)
+
+
+#: A run of the dialects' framing tokens.
+_FRAMING = "(?:" + "|".join(sorted({m.pattern for d in DIALECTS for m in d.framing}) or ["(?!)"]) + ")+"
 
 
 #: ``Sieve(calls_in_reasoning=...)``: every policy.
@@ -265,10 +272,11 @@ def _document(draw: st.DrawFn, d: Dialect) -> tuple[str, Expected]:
     pieces: list[str] = []
     text: list[str] = []
     calls: list[tuple[str, dict[str, Any]]] = []
-    # Blocks that end where the grammar stops (bare DSML invokes, Mistral) hold the
-    # whitespace after them until what follows decides: whitespace alone between two
-    # such blocks is their separator, not prose. The generator keeps it unambiguous.
-    bare = any(b.open is None for b in d.blocks)
+    # Blocks that end where the grammar stops (bare DSML invokes, Mistral, Granite's
+    # close-less array) hold the whitespace after them until what follows decides:
+    # whitespace alone between two such blocks is their separator, not prose. The
+    # generator keeps it unambiguous.
+    bare = any(b.open is None or b.close is None or b.close_optional for b in d.blocks)
     stray = _prefix_chars(d)
     for k in range(draw(st.integers(0, 3))):
         prose = draw(PROSE)

@@ -184,9 +184,10 @@ def test_a_dialect_of_framing_alone_is_valid() -> None:
 
 
 def test_framing_with_every_dialect() -> None:
+    # (the built-in cohere_command declares this framing, and a reasoning of its own)
     doc = "<|START_TEXT|>Hi<|END_TEXT|><|END_OF_TURN_TOKEN|>"
     for size in (0, 2):
-        assert texts(read(doc, [FRAMED, *callsieve.DIALECTS], size)) == "Hi"
+        assert texts(read(doc, list(callsieve.DIALECTS), size)) == "Hi"
 
 
 _ = (Call, JsonArgs)

@@ -24,8 +24,8 @@ grammar (``pushback``: each character is re-read once), which accepts it, since 
 decider is that grammar. None alive: the opener is released as text with a Diagnostic
 and the held text is read again as prose, so prose that merely mentions the opener (``a
 <tool_call> block``) is prose again at the first character no dialect would read there.
-What a fork holds is bounded by ``max_block_chars`` (whitespace) plus the longest
-decider (``Decider.limit``).
+What a fork holds is bounded by ``max_block_chars`` (whitespace; ``FORK_MIN_SPACE`` at
+least) plus the longest decider (``Decider.limit``).
 """
 
 from __future__ import annotations
@@ -53,6 +53,11 @@ from callsieve.regions import ModelBase
 #: Whitespace a position between markers (or a JSON body) reads before what decides:
 #: the ``ws`` and ``nl`` classes (``position_rules``, ``j_start``).
 SPACE = " \t\r\n"
+#: Whitespace a fork holds before giving up is bounded by ``max_block_chars``, but never
+#: below this: a block's own limit counts once its dialect is bound (the block then
+#: overflows and is read on, spilled, so nothing inside it becomes a call); a fork
+#: that gave up at a tiny limit would read that inside as prose.
+FORK_MIN_SPACE = 4096
 
 
 @dataclass(frozen=True, eq=False)
@@ -296,7 +301,7 @@ class TagModel(ModelBase):
                 d: Decider = c.decider
                 if d.skips_space:
                     if space:
-                        k = VIABLE if self.fork_lead_len < self.cfg.max_block_chars else DEAD
+                        k = VIABLE if self.fork_lead_len < max(self.cfg.max_block_chars, FORK_MIN_SPACE) else DEAD
                     else:
                         k = d.classify(rest + ch)
                 elif self.fork_lead_len + len(rest) + 1 > d.limit:
@@ -363,7 +368,11 @@ class TagModel(ModelBase):
 
     def fork_release(self, ch: str) -> None:
         """No dialect sharing the opener reads what follows: the opener is text."""
-        self._fork_release("malformed_block", f"no dialect that opens with {self.fork_tag!r} reads what follows it")
+        if self.fork_lead_len >= max(self.cfg.max_block_chars, FORK_MIN_SPACE):
+            self._fork_release("block_too_large", f"more whitespace after {self.fork_tag!r} than max_block_chars="
+                               f"{self.cfg.max_block_chars} before anything decides its dialect")
+        else:
+            self._fork_release("malformed_block", f"no dialect that opens with {self.fork_tag!r} reads what follows it")
         self.pushback = self._fork_held()
 
     def fork_release_eof(self, ch: str = "") -> None:

@@ -45,7 +45,9 @@ Drawing rules (the legend in each picture says the same to its reader):
    any one JSON dialect overlapped under the former rule, sending every other exit by
    the bottom). Listed inside the state, no two such labels exist: a node's label is
    laid out as part of the node, which dot never overlaps with another. A state with
-   one exit (a dialect's own view) keeps its label on the arrow.
+   one exit (a dialect's own view) keeps its label on the arrow. Where several dialects
+   are drawn, a dialect's position with several exits into bodies (Mistral's name or
+   array: the capture, the JSON body) lists them the same way.
 
 The text is deterministic: everything is emitted in declaration order, with no ids.
 """
@@ -88,8 +90,9 @@ _BLOCK = "cluster_block"
 #: less to an auditor than where a body leads, and as labelled arrows between its
 #: eleven states they cover one another; the same holds for the CommonMark prose states
 #: (fence info, tails, list lines) and CDATA's bracket counting, measured with
-#: label_overlaps on every view.
-_COMPACT = frozenset({"json_body", "prose", "cdata"})
+#: label_overlaps on every view; so for the JSON value's three states (a string, its
+#: escapes), whose moves stacked on the labels of the dialects' positions beside them.
+_COMPACT = frozenset({"json_body", "prose", "cdata", "json"})
 #: Characters of the drawing's own notation (explained in the legend); any other
 #: character outside Latin-1 is named by code point there, since it may render as an
 #: empty box without a CJK font.
@@ -259,10 +262,12 @@ def _exceptions_allowed(members: Sequence[str]) -> int:
     """How many states of a box an edge from its border may name as not having it.
 
     Each is named in the label ("from every state in the box but …"), so a few stay
-    readable: one in a box of four to seven states, two from eight, three from twelve.
+    readable: one in a box of four to seven states, two from eight, three from twelve,
+    and in a large box (the overview's tool block, every dialect's positions) one in
+    eight, which names each position where a bare block ends complete.
     A box of fewer than four has none: there the separate edges read as easily.
     """
-    return min(3, len(members) // 4)
+    return min(max(3, len(members) // 8), len(members) // 4)
 
 
 def _collapse(edges: list[Edge], clusters: list[Cluster], rows: list[Row], chars: Sequence[str]) -> list[Edge]:
@@ -637,11 +642,16 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
     # stacked in the gap beside the box. The shared text (``rbrace / j_close_body``) is
     # written once, each exit's guard and destination a line under it. With one exit
     # (a dialect's own view) there is nothing to stack with and the arrow keeps it.
+    # So are a dialect position's exits into the bodies (a capture, a JSON body) where
+    # several dialects are drawn: one position may lead into several bodies (Mistral's
+    # name or array), and their labels stack in the gap beside its box the same way.
+    dialect_names = {layout.dialect.name for layout in m.layouts}
+    listing = _COMPACT | (dialect_names if len(dialect_names) > 1 else frozenset())
     leaving: dict[str, list[Edge]] = {}
     for e in edges:
         src = e.sources[0]
         if (len(e.sources) == 1 and not e.cluster and not e.marker and src != e.dest and e.dest != _HUB
-                and owner.get(src) in _COMPACT and owner.get(e.dest) != owner[src]):
+                and owner.get(src) in listing and owner.get(e.dest) != owner[src]):
             leaving.setdefault(src, []).append(e)
     exits = {src: es for src, es in leaving.items() if len(es) > 1}
     unlabelled = {id(e) for es in (*listed.values(), *exits.values()) for e in es}

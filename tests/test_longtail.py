@@ -1,0 +1,328 @@
+"""The long tail (shared/reference/dialects-long-tail.md): each format's reference
+example, whole and one character per chunk, with its own dialect and with every
+dialect enabled; the server parser names of §0 as aliases; the peers' bugs the
+reference lists, pinned as examples callsieve gets right."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+import callsieve
+from callsieve.grammar import ALIASES, resolve
+from strategies import calls, codes, parsed, reasoning_text, texts
+
+B = "\uff5c"
+
+
+def deltas_match(events: list[callsieve.Event]) -> bool:
+    """The streamed fragments of each call join to its final arguments JSON."""
+    done = {e.index: e.arguments_json for e in events if isinstance(e, callsieve.ToolCall)}
+    got: dict[int, str] = {}
+    for e in events:
+        if isinstance(e, callsieve.ToolCallDelta):
+            got[e.index] = got.get(e.index, "") + e.arguments
+    return all(got.get(i) == j for i, j in done.items())
+
+
+@dataclass
+class Example:
+    """A reference example: the wire text, the dialect (or alias) it is read with, and
+    what it means."""
+
+    id: str
+    dialect: str
+    doc: str
+    calls: list[tuple[str, dict[str, Any]]]
+    text: str = ""
+    reasoning: str = ""
+    #: the dialect the calls are reported from, when the name above is an alias
+    reads_as: str = ""
+    kw: dict[str, Any] = field(default_factory=dict)
+
+
+WEATHER_TIME = [("get_weather", {"city": "Paris"}), ("get_time", {"tz": "CET"})]
+
+EXAMPLES = [
+    Example(  # §5
+        "granite", "granite",
+        '<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_time", "arguments": {"tz": "CET"}}]',
+        WEATHER_TIME,
+    ),
+    Example(  # §5, Granite 3.1+: the tag
+        "granite_3_1", "granite",
+        '<tool_call>[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_time", "arguments": {"tz": "CET"}}]',
+        WEATHER_TIME,
+    ),
+    Example(  # §6: hermes-shaped
+        "granite4", "granite4",
+        'Let me check.<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n'
+        '<tool_call>\n{"name": "get_time", "arguments": {"tz": "CET"}}\n</tool_call>',
+        [("get_weather", {"city": "Paris"}), ("get_time", {"tz": "CET"})], "Let me check.\n", reads_as="hermes",
+    ),
+    Example(  # §7
+        "granite_20b_fc", "granite-20b-fc",
+        'Sure.<function_call> {"name": "get_weather", "arguments": {"city": "Paris"}} <function_call> '
+        '{"name": "get_time", "arguments": {"tz": "CET"}}',
+        WEATHER_TIME, "Sure.", reads_as="granite_20b_fc",
+    ),
+    Example(  # §8
+        "nemotron", "nemotron",
+        "I'll look that up.<TOOLCALL>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}, "
+        '{"name": "get_time", "arguments": {"tz": "CET"}}]</TOOLCALL>',
+        WEATHER_TIME, "I'll look that up.",
+    ),
+    Example(  # §10
+        "cohere_command", "cohere_command4",
+        '<|START_THINKING|>I should call both tools.<|END_THINKING|><|START_ACTION|>[\n'
+        '    {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris"}},\n'
+        '    {"tool_call_id": "1", "tool_name": "get_time", "parameters": {"tz": "CET"}}\n'
+        "]<|END_ACTION|><|END_OF_TURN_TOKEN|>",
+        WEATHER_TIME, "", "I should call both tools.", reads_as="cohere_command",
+    ),
+    Example(  # §12
+        "seed_oss", "seed_oss",
+        "<seed:think>Need weather.</seed:think>Checking.<seed:tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n"
+        "</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</seed:tool_call><seed:tool_call>\n"
+        "<function=get_time>\n<parameter=tz>\nCET\n</parameter>\n</function>\n</seed:tool_call>",
+        [("get_weather", {"city": "Paris", "days": "3"}), ("get_time", {"tz": "CET"})], "Checking.", "Need weather.",
+    ),
+    Example(  # §13
+        "internlm", "internlm",
+        'I\'ll search.<|action_start|><|plugin|>\n{"name": "search", "parameters": {"query": "vllm"}}<|action_end|>',
+        [("search", {"query": "vllm"})], "I'll search.",
+    ),
+    Example(  # §13, SGLang's name
+        "interns1", "interns1",
+        '<|action_start|><|plugin|>\n{"name": "search", "arguments": {"query": "vllm"}}<|action_end|>',
+        [("search", {"query": "vllm"})], reads_as="internlm",
+    ),
+    Example(  # §14 (the <answer> wrapper, unverified there, left out)
+        "hunyuan", "hunyuan_a13b",
+        '<think>Two lookups.</think>\n<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}, '
+        '{"name": "get_time", "arguments": {"tz": "CET"}}]</tool_calls>',
+        WEATHER_TIME, "\n", "Two lookups.", reads_as="hunyuan",
+    ),
+    Example(  # §15
+        "step3", "step3",
+        f'Let me check.<{B}tool_calls_begin{B}><{B}tool_call_begin{B}>function<{B}tool_sep{B}><steptml:invoke name="get_weather">'
+        '<steptml:parameter name="city">Paris</steptml:parameter><steptml:parameter name="days">3</steptml:parameter>'
+        f"</steptml:invoke><{B}tool_call_end{B}><{B}tool_call_begin{B}>function<{B}tool_sep{B}>"
+        '<steptml:invoke name="get_time"><steptml:parameter name="tz">CET</steptml:parameter></steptml:invoke>'
+        f"<{B}tool_call_end{B}><{B}tool_calls_end{B}>",
+        [("get_weather", {"city": "Paris", "days": "3"}), ("get_time", {"tz": "CET"})], "Let me check.",
+    ),
+    Example(  # §17
+        "longcat", "longcat",
+        '<longcat_tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</longcat_tool_call>',
+        [("get_weather", {"city": "Paris"})],
+    ),
+    Example(  # §18
+        "jamba", "jamba",
+        'Sure. <tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_calls>',
+        [("get_weather", {"city": "Paris"})], "Sure. ", reads_as="hunyuan",
+    ),
+    Example(  # §21
+        "gigachat3", "gigachat3",
+        'Сейчас проверю.<|message_sep|>function call<|role_sep|>\n{"name": "get_weather", "arguments": {"city": "Moscow"}}</s>',
+        [("get_weather", {"city": "Moscow"})], "Сейчас проверю.",
+    ),
+    Example(  # §21: the token form
+        "gigachat3_token", "gigachat35",
+        '<|function_call|>{"name": "get_weather", "arguments": {"city": "Moscow"}}',
+        [("get_weather", {"city": "Moscow"})], reads_as="gigachat3",
+    ),
+    Example(  # §23
+        "deepseek_v41", "deepseek_v41",
+        "Let me check.\n\n<｜DSML｜ calls>\n<｜DSML｜ invoke name=\"get_weather\">\n"
+        '<｜DSML｜ parameter name="city" string="true">Paris</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n</｜DSML｜ calls>',
+        [("get_weather", {"city": "Paris"})], "Let me check.\n\n", reads_as="dsml",
+    ),
+    Example(  # §25
+        "inkling", "inkling",
+        '<|message_model|>get_weather<|content_invoke_tool_json|>{"name":"get_weather","args":{"city":"Paris"}}<|end_message|>',
+        [("get_weather", {"city": "Paris"})],
+    ),
+]
+
+
+@pytest.mark.parametrize("ex", EXAMPLES, ids=[e.id for e in EXAMPLES])
+@pytest.mark.parametrize("size", [0, 1])
+@pytest.mark.parametrize("enabled", ["own", "all"])
+def test_reference_examples_whole_and_one_character_at_a_time(ex: Example, size: int, enabled: str) -> None:
+    events = parsed(ex.doc, size, dialects=[ex.dialect] if enabled == "own" else None, **ex.kw)
+    assert calls(events) == ex.calls
+    assert texts(events) == ex.text
+    assert reasoning_text(events) == ex.reasoning
+    assert codes(events) == []
+    assert "".join(e.raw for e in events) == ex.doc
+    assert deltas_match(events)
+    assert {e.dialect for e in events if isinstance(e, callsieve.ToolCall)} == {ex.reads_as or ex.dialect}
+
+
+def test_every_long_tail_dialect_has_a_reference_example() -> None:
+    from callsieve.grammar.registry import LONG_TAIL
+
+    covered = {resolve(e.dialect)[0].name for e in EXAMPLES}
+    assert set(LONG_TAIL) <= covered
+
+
+# ---------------------------------------------------------------- server names
+#: Every ``--tool-call-parser`` name of dialects-long-tail.md §0 (vLLM's and SGLang's)
+#: for the formats callsieve reads, and the dialect it stands for.
+SERVER_NAMES = {
+    "granite": "granite",
+    "granite4": "hermes",
+    "granite-20b-fc": "granite_20b_fc",
+    "nemotron_json": "nemotron",
+    "cohere_command3": "cohere_command",
+    "cohere_command4": "cohere_command",
+    "seed_oss": "seed_oss",
+    "internlm": "internlm",
+    "interns1": "internlm",
+    "hunyuan_a13b": "hunyuan",
+    "hy_v3": "hunyuan",
+    "hunyuan": "hunyuan",
+    "step3": "step3",
+    "step3p5": "qwen3_coder",
+    "longcat": "longcat",
+    "jamba": "hunyuan",
+    "gigachat3": "gigachat3",
+    "gigachat35": "gigachat3",
+    "deepseek_v41": "dsml",
+    "deepseekv41": "dsml",
+    "inkling": "inkling",
+}
+
+
+@pytest.mark.parametrize("name, dialect", sorted(SERVER_NAMES.items()))
+def test_server_parser_names_resolve(name: str, dialect: str) -> None:
+    (d,) = resolve(name)
+    assert d.name == dialect
+
+
+def test_every_alias_names_a_built_in_dialect() -> None:
+    from callsieve.grammar.registry import BUILTIN
+
+    assert {t for t in ALIASES.values()} <= set(BUILTIN)
+    assert not set(ALIASES) & set(BUILTIN)
+
+
+# ---------------------------------------------------------------- peers' bugs
+def test_step3_value_holding_a_lt_is_kept() -> None:
+    """vLLM's Step3 value regex is ``[^<]*``: a value holding ``<`` drops the parameter."""
+    doc = (f'<{B}tool_calls_begin{B}><{B}tool_call_begin{B}>function<{B}tool_sep{B}><steptml:invoke name="run">'
+           '<steptml:parameter name="code">if a < b: print("<b>")</steptml:parameter>'
+           '<steptml:parameter name="note">x</steptml:parameter lookalike></steptml:parameter>'
+           f"</steptml:invoke><{B}tool_call_end{B}><{B}tool_calls_end{B}>")
+    for size in (0, 1):
+        events = parsed(doc, size, dialects=["step3"])
+        assert calls(events) == [("run", {"code": 'if a < b: print("<b>")', "note": "x</steptml:parameter lookalike>"})]
+
+
+def test_step3_values_typed_by_the_schema() -> None:
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"properties": {
+        "city": {"type": "string"}, "days": {"type": "integer"}}}}}]
+    doc = EXAMPLES[[e.id for e in EXAMPLES].index("step3")].doc
+    assert calls(parsed(doc, dialects=["step3"], tools=tools))[0] == ("get_weather", {"city": "Paris", "days": 3})
+
+
+def test_seed_oss_a_literal_parameter_close_in_a_value_is_data() -> None:
+    """vLLM's Seed-OSS parser ends a value at its first ``</parameter>``."""
+    value = "line\n</parameter>\nmore"
+    doc = f"<seed:tool_call>\n<function=write>\n<parameter=content>\n{value}\n</parameter>\n</function>\n</seed:tool_call>"
+    for size in (0, 1):
+        assert calls(parsed(doc, size)) == [("write", {"content": value})]
+
+
+def test_internlm_split_marker_is_held_and_the_call_is_read() -> None:
+    """vllm#57490: ``<|action_start|>`` split across chunks loses the call and leaks."""
+    doc = 'ok <|action_start|><|plugin|>{"name": "f", "parameters": {}}<|action_end|>'
+    for cut in range(3, len("ok <|action_start|><|plugin|>") + 1):
+        s = callsieve.Sieve(dialects=["internlm"])
+        events = s.feed(doc[:cut]) + s.feed(doc[cut:]) + s.close()
+        assert texts(events) == "ok " and calls(events) == [("f", {})], cut
+
+
+def test_internlm_a_second_action_is_a_second_call() -> None:
+    """vLLM unpacks ``split(...)`` into two parts: a second action raises there."""
+    one = '<|action_start|><|plugin|>{{"name": "{}", "parameters": {{}}}}<|action_end|>'
+    doc = one.format("a") + "\n" + one.format("b")
+    assert calls(parsed(doc, dialects=["internlm"])) == [("a", {}), ("b", {})]
+
+
+def test_internlm_another_plugin_is_no_call() -> None:
+    doc = "<|action_start|><|interpreter|>\nprint(1)<|action_end|>"
+    events = parsed(doc, dialects=["internlm"])
+    assert calls(events) == [] and texts(events) == doc and codes(events) == ["malformed_block"]
+
+
+@pytest.mark.parametrize("dialect, open_, close", [
+    ("hunyuan", "<tool_calls>", "</tool_calls>"),
+    ("nemotron", "<TOOLCALL>", "</TOOLCALL>"),
+    ("granite", "<|tool_call|>", ""),
+])
+def test_nested_arguments_brackets_and_apostrophes_in_strings(dialect: str, open_: str, close: str) -> None:
+    """Hunyuan's streaming regex reads one level of ``{}``; Jamba swaps ``'`` for ``"``;
+    the first ``]`` ends Phi-4-mini's and SGLang's pythonic capture."""
+    args = {"q": "it's ] and } and </tool_calls>", "filter": {"a": {"b": [1, [2, {"c": "]"}]]}}}
+    doc = open_ + json.dumps([{"name": "search", "arguments": args}]) + close
+    for size in (0, 1, 3):
+        events = parsed(doc, size, dialects=[dialect])
+        assert calls(events) == [("search", args)]
+        assert deltas_match(events)
+
+
+def test_granite_arguments_before_the_name() -> None:
+    doc = '<|tool_call|>[{"arguments": {"city": "Paris"}, "name": "get_weather"}]'
+    events = parsed(doc, 1, dialects=["granite"])
+    assert calls(events) == [("get_weather", {"city": "Paris"})] and deltas_match(events)
+
+
+def test_granite_text_around_the_block() -> None:
+    doc = 'I will call it. <|tool_call|>[{"name": "f", "arguments": {}}] Done.'
+    events = parsed(doc, 1, dialects=["granite"])
+    assert texts(events) == "I will call it.  Done." and calls(events) == [("f", {})]
+
+
+def test_nemotron_several_blocks_and_a_lone_object() -> None:
+    doc = '<TOOLCALL>{"name": "a", "arguments": {}}</TOOLCALL>\n<TOOLCALL>[{"name": "b", "arguments": {"x": 1}}]</TOOLCALL>'
+    assert calls(parsed(doc, 1)) == [("a", {}), ("b", {"x": 1})]
+
+
+def test_cohere_ids_are_minted_not_the_models_repeated_ones() -> None:
+    doc = EXAMPLES[[e.id for e in EXAMPLES].index("cohere_command")].doc
+    first = [e.id for e in callsieve.Sieve().feed(doc) if isinstance(e, callsieve.ToolCall)]
+    again = [e.id for e in callsieve.Sieve().feed(doc) if isinstance(e, callsieve.ToolCall)]
+    assert len(set(first + again)) == 4 and not {"0", "1"} & set(first)
+
+
+def test_gigachat_raw_control_characters_in_strings_are_read_with_a_diagnostic() -> None:
+    """vLLM reads GigaChat's JSON with ``strict=False``; here too, but said."""
+    doc = '<|function_call|>{"name": "note", "arguments": {"text": "a\tb\nc"}}'
+    events = parsed(doc, dialects=["gigachat3"])
+    assert calls(events) == [("note", {"text": "a\tb\nc"})]
+    assert codes(events) == ["type_mismatch"]
+
+
+def test_jamba_and_hunyuan_and_xml_share_the_tool_calls_opener() -> None:
+    xml = '<tool_calls><invoke name="f"><parameter name="k">v</parameter></invoke></tool_calls>'
+    arr = '<tool_calls>[{"name": "g", "arguments": {"k": "w"}}]</tool_calls>'
+    events = parsed(xml + arr, 1)
+    assert calls(events) == [("f", {"k": "v"}), ("g", {"k": "w"})]
+    assert [e.dialect for e in events if isinstance(e, callsieve.ToolCall)] == ["xml", "hunyuan"]
+
+
+def test_granite_and_hermes_share_the_tool_call_opener() -> None:
+    doc = '<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call><tool_call>[{"name": "g", "arguments": {}}]</tool_call>'
+    events = parsed(doc, 1)
+    assert calls(events) == [("f", {}), ("g", {})]
+    assert [e.dialect for e in events if isinstance(e, callsieve.ToolCall)] == ["hermes", "granite"]
+
+
+def test_inkling_payload_key_is_args() -> None:
+    doc = '<|message_model|>f<|content_invoke_tool_json|>{"name": "f", "args": {"a": [1, 2]}}<|end_message|>'
+    assert calls(parsed(doc, 1, dialects=["inkling"])) == [("f", {"a": [1, 2]})]
