@@ -23,6 +23,7 @@ from callsieve.events import (
     Text,
     ToolCall,
     ToolCallDelta,
+    ToolCallAbandoned,
     ToolCallStart,
     merged,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "ToolCallStart",
     "ToolCallDelta",
     "ToolCall",
+    "ToolCallAbandoned",
     "Diagnostic",
     "merged",
     "CallsieveError",

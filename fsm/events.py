@@ -118,8 +118,9 @@ class ToolCall:
 #: * ``tolerated``: a call stands, read with an assumption the message states (a
 #:   deviation from its format, a value kept as the raw string, a tool not in ``tools``);
 #: * ``released``: markup the model may have meant as a call was shown to the user as
-#:   text (a block malformed after a call began, cut off by the stream's end, too large;
-#:   reasoning shown as text before a stray ``</think>``);
+#:   text (a block malformed, cut off by the stream's end, too large; reasoning shown as
+#:   text before a stray ``</think>``), or a call whose start was streamed was abandoned
+#:   (``ToolCallAbandoned``, which holds its markup: shown once, never as text);
 #: * ``dropped``: input left the output by policy (``on_malformed="drop"`` or
 #:   ``"raise"``, ``unknown_tool="drop"``); it rides on the Diagnostic's ``raw``.
 #:
@@ -161,6 +162,30 @@ SEVERITY: dict[str, Severity] = {
 }
 
 
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class ToolCallAbandoned:
+    """A call whose ``ToolCallStart`` was streamed and that will never complete: its
+    block proved malformed after it, the stream ended inside it (a response cut by
+    ``max_tokens``), it passed ``max_block_chars``, or ``unknown_tool="text"`` released
+    its block. No ``ToolCall`` follows for ``index``, and none of its markup ever
+    reaches ``Text`` (contract point 2, *shown once*): it is here, in ``raw``.
+
+    ``index``, ``id``, ``name``: those of its ``ToolCallStart``; ``reason``: the code of
+    the ``Diagnostic`` that follows and says why (``malformed_block``,
+    ``unterminated_block``, ``block_too_large``, ``unknown_tool``); ``raw``: the input of
+    the call's markup read so far (for the first abandoned call of a block, from the
+    block's open on; for the last, up to where the block was given up). The arguments
+    fragments already streamed for ``index`` never form a complete JSON object: a
+    call's closing ``}`` is sent only with its ``ToolCall``."""
+
+    index: int
+    id: str
+    name: str
+    reason: str
+    raw: str
+
+
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     """Something worth knowing: a malformed block released as text, an unknown tool,
@@ -168,7 +193,7 @@ class Diagnostic:
 
     ``code`` is one of: ``malformed_block``, ``unterminated_block``, ``block_too_large``
     (the block is released by policy ``on_malformed``; calls it had started are
-    abandoned), ``unknown_tool`` and ``dropped_call`` (policy ``unknown_tool``),
+    abandoned: a ``ToolCallAbandoned`` each, before the Diagnostic, holds their markup), ``unknown_tool`` and ``dropped_call`` (policy ``unknown_tool``),
     ``type_mismatch`` (a value kept as its raw string), ``stray_reasoning_close``
     (``</think>`` without ``<think>``), ``reasoning_closed_by_call`` (a tool-call
     block ended unclosed reasoning, policy ``calls_in_reasoning``); the tolerances, each saying what was assumed
@@ -198,7 +223,7 @@ class Diagnostic:
             raise ValueError(f"severity {self.severity!r}: one of {', '.join(SEVERITY_LEVELS)}")
 
 
-Event = Union[Text, Reasoning, ToolCallStart, ToolCallDelta, ToolCall, Diagnostic]
+Event = Union[Text, Reasoning, ToolCallStart, ToolCallDelta, ToolCall, ToolCallAbandoned, Diagnostic]
 
 
 def merged(events: list[Event]) -> list[Event]:

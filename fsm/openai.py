@@ -47,17 +47,21 @@ Theory of operation (chat completion chunks):
    finish for some choice, the sieve is closed at the end of the stream and its events
    are emitted in a last chunk with ``finish_reason`` ``None``.
 
-Abandoned calls cannot be un-streamed. With ``stream_arguments=True`` (the default) a
-call's start and argument fragments are sent as they are decided. If the block holding
-the call later proves malformed or unterminated, the sieve abandons the call (a
-``Diagnostic`` ``malformed_block``/``unterminated_block``/``block_too_large`` whose
-message says "calls [...] abandoned") and releases the block's markup as text (policy
-``on_malformed``): a client will then have a tool-call entry at that index that is never
-completed (its arguments do not parse as JSON) and will see the markup in ``content``.
-``finish_reason`` does not become ``"tool_calls"`` for abandoned calls. Pass
-``on_event=`` to see the Diagnostics, or ``stream_arguments=False`` to send each call whole
-(one entry with id, name and complete arguments) only once it is decided: then no
-abandoned call ever reaches ``tool_calls``, at the cost of argument streaming.
+Abandoned calls cannot be un-streamed, and are shown once. With ``stream_arguments=True``
+(the default) a call's start and argument fragments are sent as they are decided. If the
+block holding the call later proves malformed, is cut by the end of the stream (the
+upstream's ``max_tokens``: ``finish_reason`` ``"length"``) or passes
+``max_block_chars``, the sieve abandons the call: a ``ToolCallAbandoned`` event (index,
+id, name, reason, and the call's markup in ``raw``), then a ``Diagnostic`` that says why.
+Its markup never reaches ``content``. The client keeps a tool-call entry at that index
+that is never completed: a call's closing ``}`` is sent only once the call is decided, so
+the arguments of an abandoned call never parse as a JSON object. ``finish_reason`` is
+the upstream's (``"length"`` stays ``"length"``; ``"stop"`` becomes ``"tool_calls"`` only
+when a call was completed). Pass ``on_event=`` to see the ``ToolCallAbandoned`` events
+and Diagnostics, or ``stream_arguments=False`` to send each call whole (one entry with
+id, name and complete arguments) only once it is decided: then no abandoned call ever
+reaches ``tool_calls`` (nor ``content``), at the cost of argument streaming. That is the
+preset for a proxy whose clients run what they receive.
 
 Upstreams that leak markup *and* send the same call in ``delta.tool_calls`` (seed 001
 saw DeepSeek do both) will yield that call twice: once passed through, once extracted.
@@ -84,7 +88,7 @@ from typing import (
     overload,
 )
 
-from callsieve.events import Event, Reasoning, Text, ToolCall, ToolCallDelta, ToolCallStart
+from callsieve.events import Event, Reasoning, Text, ToolCall, ToolCallAbandoned, ToolCallDelta, ToolCallStart
 from callsieve.sieve import SIEVE_OPTIONS, Sieve, check_keywords, new_id_prefix  # one source of call ids (issue 12, finding 11)
 
 if TYPE_CHECKING:
@@ -209,6 +213,8 @@ class _ChoiceState:
     prefix: str
     indices: dict[tuple[str, int], int] = field(default_factory=dict)
     extracted: int = 0
+    #: calls the sieve abandoned (``ToolCallAbandoned``): counted, never shown
+    abandoned: int = 0
     closed: bool = False
     generation: int = 0  # sieves this choice has had (a new one after a finish)
     template: Any = None  # the last upstream choice seen, to shape choices we invent
@@ -332,6 +338,10 @@ class StreamSieve:
             elif isinstance(e, ToolCallDelta):
                 if stream:
                     add(("args", st.index(ours, e.index)), e.arguments)
+            elif isinstance(e, ToolCallAbandoned):
+                # Shown once: its entry (if streamed) stays incomplete, its markup is
+                # never content; the finish reason is left as the upstream's.
+                st.abandoned += 1
             elif isinstance(e, ToolCall):
                 st.extracted += 1
                 if not stream:

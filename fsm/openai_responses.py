@@ -35,9 +35,10 @@ Theory of operation:
    message's text stands before that message, as the API orders them: the message's
    ``output_item.added`` (and ``content_part.added``) are held until its text shows
    something other than reasoning, so the reasoning item takes the lower index.
-6. A call whose block proves malformed after it was started is abandoned by the sieve:
-   its item is closed with ``status: "incomplete"`` (and the arguments streamed so far)
-   when the part's text is done, and its markup comes back as text (``on_malformed``).
+6. A call whose block proves malformed (or is cut by the end of the stream) after it was
+   started is abandoned by the sieve (``ToolCallAbandoned``): its item is closed at once
+   with ``status: "incomplete"`` (and the arguments streamed so far, which never form a
+   whole JSON object); its markup never reaches the text (shown once).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from callsieve.events import Event, Reasoning, Text, ToolCall, ToolCallDelta, ToolCallStart
+from callsieve.events import Event, Reasoning, Text, ToolCall, ToolCallAbandoned, ToolCallDelta, ToolCallStart
 from callsieve.openai import _get, _replace, StreamSieve
 from callsieve.sieve import Sieve
 
@@ -258,6 +259,8 @@ class ResponsesSieve:
                     out += self._add_call(part, e.index, e.id, e.name)
                     out += self._args_delta(part.calls[e.index], e.arguments_json)
                 out += self._finish_call(part.calls[e.index], "completed")
+            elif isinstance(e, ToolCallAbandoned) and e.index in part.calls:
+                out += self._finish_call(part.calls[e.index], "incomplete")
         return out
 
     def _close(self, part: _Part) -> list[Any]:

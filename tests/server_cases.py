@@ -15,66 +15,8 @@ from openai.types.chat import ChatCompletionChunk
 
 import callsieve
 from callsieve.grammar.registry import REGISTRY
+from callsieve.tools.server_code import SPECIALS, TinyTokenizer
 
-
-class TinyTokenizer:
-    """A character-level tokenizer whose ``specials`` are one token each (as a model's
-    tool-call and think markers are). It has what vLLM's and SGLang's parsers call:
-    ``get_vocab``, ``encode``, ``decode``, ``convert_ids_to_tokens``; ids are given to
-    characters as they are first met."""
-
-    def __init__(self, specials: Iterable[str] = ()) -> None:
-        self.specials = sorted(set(specials), key=len, reverse=True)
-        self.vocab: dict[str, int] = {}
-        for s in self.specials:
-            self._id(s)
-        self.all_special_tokens = list(self.specials)
-
-    def _id(self, piece: str) -> int:
-        if piece not in self.vocab:
-            self.vocab[piece] = len(self.vocab)
-        return self.vocab[piece]
-
-    def get_vocab(self) -> dict[str, int]:
-        return dict(self.vocab)
-
-    def __len__(self) -> int:
-        return len(self.vocab)
-
-    def encode(self, text: str, add_special_tokens: bool = False, **kw: Any) -> list[int]:
-        out: list[int] = []
-        i = 0
-        while i < len(text):
-            for s in self.specials:
-                if text.startswith(s, i):
-                    out.append(self._id(s))
-                    i += len(s)
-                    break
-            else:
-                out.append(self._id(text[i]))
-                i += 1
-        return out
-
-    def convert_ids_to_tokens(self, ids: Iterable[int], skip_special_tokens: bool = False) -> list[str]:
-        inverse = {v: k for k, v in self.vocab.items()}
-        return [inverse[i] for i in ids]
-
-    def convert_tokens_to_ids(self, tokens: Any) -> Any:
-        if isinstance(tokens, str):
-            return self.vocab.get(tokens)
-        return [self.vocab.get(t) for t in tokens]
-
-    def decode(self, ids: Iterable[int], skip_special_tokens: bool = False, **kw: Any) -> str:
-        return "".join(self.convert_ids_to_tokens(list(ids)))
-
-
-#: Markers tokenizers give one token each (Qwen, DeepSeek, Kimi, GLM, MiniMax, gpt-oss).
-SPECIALS = ["<think>", "</think>", "<tool_call>", "</tool_call>", "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>",
-            "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>", "<|tool_calls_section_begin|>",
-            "<|tool_calls_section_end|>", "<|tool_call_begin|>", "<|tool_call_end|>", "<|tool_call_argument_begin|>",
-            "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", "<minimax:tool_call>", "</minimax:tool_call>",
-            "[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "<|channel|>", "<|message|>", "<|end|>", "<|start|>", "<|call|>",
-            "<|constrain|>"]
 
 
 def pieces(tokenizer: TinyTokenizer, text: str, whole: bool) -> list[tuple[str, list[int]]]:

@@ -116,6 +116,14 @@ def texts(events: list[callsieve.Event]) -> str:
     return "".join(e.text for e in events if isinstance(e, callsieve.Text))
 
 
+def released(events: list[callsieve.Event]) -> str:
+    """What was given back instead of made a call, in order: the text shown, and the
+    markup of calls that had started and were abandoned (``ToolCallAbandoned.raw``,
+    never shown as text: contract point 2, shown once)."""
+    return "".join(e.text if isinstance(e, callsieve.Text) else e.raw
+                   for e in events if isinstance(e, (callsieve.Text, callsieve.ToolCallAbandoned)))
+
+
 def reasoning_text(events: list[callsieve.Event]) -> str:
     return "".join(e.text for e in events if isinstance(e, callsieve.Reasoning))
 

@@ -108,7 +108,10 @@ def test_unknown_tool_drop_keeps_the_input_on_the_diagnostic() -> None:
 
 
 # -- on_malformed policy
-UNTERMINATED = "before <tool_call>\n<function=f>\n<parameter=a>\nx"
+#: A block that ends before any call in it started (the name is not known yet).
+UNTERMINATED = "before <tool_call>\n<function=f"
+#: One that ends inside a call that started streaming: the call is abandoned instead.
+ABANDONED = "before <tool_call>\n<function=f>\n<parameter=a>\nx"
 
 
 def test_on_malformed_text_is_the_default() -> None:
@@ -122,6 +125,21 @@ def test_on_malformed_drop() -> None:
     (diag,) = [e for e in events if isinstance(e, callsieve.Diagnostic)]
     assert diag.code == "unterminated_block" and diag.raw == UNTERMINATED[len("before "):]
     assert diag.offset == len("before ")
+
+
+@pytest.mark.parametrize("policy", ["text", "drop"])
+def test_a_started_call_the_stream_ends_in_is_abandoned_never_shown_as_text(policy: str) -> None:
+    for size in (0, 1, 5):
+        events = run([ABANDONED] if not size else [ABANDONED[i : i + size] for i in range(0, len(ABANDONED), size)],
+                     on_malformed=policy)
+        assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == "before "
+        (gone,) = [e for e in events if isinstance(e, callsieve.ToolCallAbandoned)]
+        assert (gone.index, gone.id, gone.name, gone.reason) == (0, "call_0", "f", "unterminated_block")
+        assert gone.raw == ABANDONED[len("before "):]
+        (diag,) = [e for e in events if isinstance(e, callsieve.Diagnostic)]
+        assert diag.code == "unterminated_block" and diag.raw == "" and "abandoned" in diag.message
+        assert events.index(gone) < events.index(diag)
+        assert "".join(e.raw for e in events) == ABANDONED
 
 
 def test_on_malformed_raise() -> None:

@@ -320,10 +320,13 @@ def test_on_malformed_raise_is_one_line_and_exit_2_after_the_events_before_it(
     assert err.count("\n") == 1 and err.startswith("callsieve: error: ") and "(--on-malformed raise)" in err
     assert "Traceback" not in err
     assert [e["text"] for e in _events(out) if e["type"] == "text"] == ["Before.\n"]
-    # The same input without the policy is not an error: the block comes back as text.
+    # The same input without the policy is not an error: the call that had started is
+    # abandoned, its markup on that event, never text.
     rc, out, err = _cli(["parse", str(src)], capsys)
     assert rc == 0 and err == ""
-    assert "".join(e["text"] for e in _events(out) if e["type"] == "text") == src.read_text()
+    assert "".join(e["text"] for e in _events(out) if e["type"] == "text") == "Before.\n"
+    (gone,) = [e for e in _events(out) if e["type"] == "tool_call_abandoned"]
+    assert gone["raw"] == src.read_text()[len("Before.\n"):] and gone["reason"] == "unterminated_block"
 
 
 @pytest.mark.parametrize("argv", [["demo", "--chunk", "0"], ["demo", "--chunk", "-3"], ["demo", "--colour"], ["frobnicate"]])
@@ -373,14 +376,15 @@ def test_on_malformed_raise_writes_every_event_before_the_block_however_it_is_fe
     assert rc == 2 and err.count("\n") == 1 and "malformed_block" in err and "(--on-malformed raise)" in err
     events = callsieve.merged([_event(e) for e in _events(out)])
     assert [type(e).__name__ for e in events] == ["Text", "ToolCallStart", "ToolCallDelta", "ToolCall", "Text",
-                                                  "ToolCallStart", "ToolCallDelta"]
+                                                  "ToolCallStart", "ToolCallDelta", "ToolCallAbandoned"]
     assert events[0].text == "Before. " and events[4].text == " then "  # type: ignore[union-attr]
     assert "never read" not in out
 
 
 def _event(e: dict[str, Any]) -> Any:
     kind = {"text": callsieve.Text, "tool_call_start": callsieve.ToolCallStart, "tool_call_delta": callsieve.ToolCallDelta,
-            "tool_call": callsieve.ToolCall, "reasoning": callsieve.Reasoning, "diagnostic": callsieve.Diagnostic}[e.pop("type")]
+            "tool_call": callsieve.ToolCall, "reasoning": callsieve.Reasoning, "diagnostic": callsieve.Diagnostic,
+            "tool_call_abandoned": callsieve.ToolCallAbandoned}[e.pop("type")]
     return kind(**e)
 
 

@@ -231,7 +231,9 @@ def test_dsml_bare_invoke_is_a_call(doc: str, text: str) -> None:
 def test_dsml_bare_invoke_unterminated_is_released_as_text() -> None:
     doc = 'x <｜DSML｜invoke name="f">\n<｜DSML｜parameter name="k" string="true">v'
     events = run([doc])
-    assert texts(events) == doc and diag_codes(events) == ["unterminated_block"]
+    assert diag_codes(events) == ["unterminated_block"]
+    # f had started: abandoned, shown once
+    assert texts(events) == "x " and [e.raw for e in events if isinstance(e, callsieve.ToolCallAbandoned)] == [doc[2:]]
 
 
 def test_bare_invoke_only_where_the_dialect_allows_it() -> None:

@@ -213,7 +213,10 @@ def test_raise_carries_a_dropped_diagnostic() -> None:
     with pytest.raises(callsieve.MalformedBlockError) as raised:
         callsieve.parse(BROKEN_CALL, on_malformed="raise")
     last = raised.value.events[-1]
-    assert isinstance(last, callsieve.Diagnostic) and last.severity == "dropped" and last.raw.startswith("<tool_call>")
+    assert isinstance(last, callsieve.Diagnostic) and last.severity == "dropped"
+    # the call f had begun: its markup rides on its ToolCallAbandoned, never on text
+    gone = raised.value.events[-2]
+    assert isinstance(gone, callsieve.ToolCallAbandoned) and gone.raw.startswith("<tool_call>") and last.raw == ""
 
 
 def test_a_severity_outside_the_four_is_refused() -> None:

@@ -15,7 +15,7 @@ from hypothesis import given, strategies as st
 import callsieve
 from callsieve.events import merged
 from callsieve.grammar import REGISTRY
-from strategies import call_of, chunks, run, parsed, calls, texts, reasoning_text as reasoning, codes
+from strategies import call_of, chunks, run, parsed, calls, texts, reasoning_text as reasoning, codes, released
 
 GLM = REGISTRY["glm45"]
 
@@ -241,7 +241,12 @@ def test_a_value_that_may_be_json_is_held_until_its_close(value: str, expected: 
 def test_a_key_given_twice_makes_the_block_malformed() -> None:
     doc = "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value><arg_key>a</arg_key><arg_value>2</arg_value></tool_call>"
     events = parsed(doc)
-    assert calls(events) == [] and texts(events) == doc and codes(events) == ["malformed_block"]
+    assert calls(events) == [] and codes(events) == ["malformed_block"]
+    # f had started: abandoned, and no second "a" was streamed (no duplicate key)
+    (gone,) = [e for e in events if isinstance(e, callsieve.ToolCallAbandoned)]
+    assert gone.raw == doc and texts(events) == ""
+    assert "".join(e.arguments for e in events if isinstance(e, callsieve.ToolCallDelta)) == '{"a": 1'
+
 
 
 # ---------------------------------------------------------------- several calls, other dialects
@@ -332,7 +337,10 @@ def test_a_truncated_call_is_released_as_text_with_a_diagnostic(doc: str) -> Non
         for dialects in (["glm45"], None):
             events = parsed("Hi " + doc, size, dialects=dialects)
             assert calls(events) == []
-            assert texts(events) == "Hi " + doc
+            # a call that started is abandoned (its markup on that event), else text
+            assert released(events) == "Hi " + doc
+            started = [e for e in events if isinstance(e, callsieve.ToolCallStart)]
+            assert texts(events) == ("Hi " if started else "Hi " + doc)
             assert codes(events) == ["unterminated_block"]
             assert not [e for e in events if isinstance(e, callsieve.ToolCallStart)] or "abandoned" in \
                 [e for e in events if isinstance(e, callsieve.Diagnostic)][0].message

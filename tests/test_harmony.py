@@ -104,7 +104,9 @@ def test_truncated_messages_keep_what_they_have(size: int) -> None:
     call = '<|start|>assistant to=functions.f<|channel|>commentary json<|message|>{"a": '
     events = run(pieces(call, size), dialects=["harmony"])
     assert [e.code for e in events if isinstance(e, callsieve.Diagnostic)] == ["unterminated_block"]
-    assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == call
+    # The call had started: it is abandoned, its markup in that event, never text.
+    assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == ""
+    assert [(e.name, e.raw) for e in events if isinstance(e, callsieve.ToolCallAbandoned)] == [("f", call)]
     assert not [e for e in events if isinstance(e, callsieve.ToolCall)]
     header = "<|start|>assistant<|channel|>fin"
     events = run(pieces(header, size), dialects=["harmony"])

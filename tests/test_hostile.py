@@ -156,10 +156,11 @@ def test_raise_hands_over_the_events_decided_before_it_in_the_same_feed() -> Non
     with pytest.raises(callsieve.MalformedBlockError) as err:
         s.feed(doc)
     events = err.value.events
-    assert [type(e).__name__ for e in events] == ["Text", "ToolCallStart", "Diagnostic"]
+    assert [type(e).__name__ for e in events] == ["Text", "ToolCallStart", "ToolCallAbandoned", "Diagnostic"]
     assert events[0] == callsieve.Text("hello ", "hello ")
     assert events[-1] is err.value.diagnostic
-    # The block's input rides on the Diagnostic: what the caller holds is the input read.
+    # The started call's input rides on its ToolCallAbandoned: what the caller holds is
+    # the input read.
     assert "".join(e.raw for e in events) == "hello <tool_call>\n<function=f>\n"
     with pytest.raises(callsieve.FeedAfterCloseError):
         s.feed("more")
@@ -183,13 +184,23 @@ def test_unknown_tool_text_releases_the_whole_block_known_calls_included() -> No
         block = f"<{DSML}tool_calls>\n{first}{second}</{DSML}tool_calls>"
         doc = "before " + block + " after"
         events = run([doc], tools=[tool("read", p={"type": "string"})], unknown_tool="text")
-        assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == doc
         assert not [e for e in events if isinstance(e, callsieve.ToolCall)]
         (diag,) = [e for e in events if isinstance(e, callsieve.Diagnostic)]
-        assert diag.code == "unknown_tool" and "'evil'" in diag.message and "released as text" in diag.message
-        # The known call had started streaming: the Diagnostic says it was abandoned.
+        assert diag.code == "unknown_tool" and "'evil'" in diag.message
+        # The known call had started streaming: it is abandoned, and shown once: the
+        # block's markup is on its ToolCallAbandoned, none of it is text.
         starts = [e.index for e in events if isinstance(e, callsieve.ToolCallStart)]
         assert starts == [0] and "calls [0] abandoned" in diag.message
+        (gone,) = [e for e in events if isinstance(e, callsieve.ToolCallAbandoned)]
+        assert (gone.index, gone.name, gone.reason, gone.raw) == (0, "read", "unknown_tool", block)
+        assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == "before  after"
+    # A block none of whose calls started (the unknown one first, under a wire id
+    # dialect, or a single unknown call) is released as text, whole.
+    block = f"<{DSML}tool_calls>\n{unknown}</{DSML}tool_calls>"
+    events = run(["before " + block], tools=[tool("read", p={"type": "string"})], unknown_tool="text")
+    assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == "before " + block
+    (diag,) = [e for e in events if isinstance(e, callsieve.Diagnostic)]
+    assert "released as text" in diag.message
 
 
 def test_unknown_tool_text_keeps_blocks_of_known_calls_as_calls() -> None:
@@ -289,8 +300,11 @@ def test_a_call_written_as_data_after_an_overflow_is_never_made(runner: str, pol
     cut = next(k for k, e in enumerate(events) if isinstance(e, callsieve.Diagnostic))
     assert not [e for e in events[cut:] if isinstance(e, (callsieve.ToolCallStart, callsieve.ToolCallDelta))]
     assert "".join(e.raw for e in events) == doc
+    # The call w had started: abandoned, its markup never shown, whatever the policy.
+    (gone,) = [e for e in events if isinstance(e, callsieve.ToolCallAbandoned)]
+    assert gone.name == "w" and gone.reason == "block_too_large" and doc.startswith(gone.raw)
     shown = "".join(e.text for e in events if isinstance(e, callsieve.Text))
-    assert shown == (doc if policy == "text" else " after")
+    assert shown == " after"
 
 
 def test_a_qwen3_coder_value_past_the_limit_stays_data_until_its_block_ends() -> None:
@@ -310,7 +324,9 @@ def test_the_fabricated_call_of_the_issue_under_default_settings() -> None:
     s = callsieve.Sieve()
     events = [e for i in range(0, len(doc), 1 << 16) for e in s.feed(doc[i : i + (1 << 16)])] + s.close()
     assert not [e for e in events if isinstance(e, callsieve.ToolCall)]
-    assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == doc
+    assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == ""
+    assert [e.name for e in events if isinstance(e, callsieve.ToolCallAbandoned)] == ["w"]
+    assert "".join(e.raw for e in events) == doc
 
 
 def test_an_overflowed_block_holds_nothing_while_it_streams_out() -> None:
@@ -370,7 +386,10 @@ def test_a_block_is_a_call_exactly_when_it_fits_the_limit(data: st.DataObject) -
         assert len(got) == 1 and "".join(c.raw for c in got) == block
     else:
         assert got == []
-        assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == doc
+        # Shown once: a call that started streaming is abandoned, its markup never text.
+        started = [e for e in events if isinstance(e, callsieve.ToolCallStart)]
+        assert [e.index for e in events if isinstance(e, callsieve.ToolCallAbandoned)] == [e.index for e in started]
+        assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == ("a " if started else doc)
 
 
 @st.composite
@@ -418,5 +437,8 @@ def test_nothing_inside_an_overflowed_block_becomes_a_call(data: st.DataObject) 
         for dialects in ([d.name], None):
             events = run(data.draw(chunks(doc)), dialects=dialects, max_block_chars=limit, runner=runner)
             assert not [e for e in events if isinstance(e, callsieve.ToolCall)], (runner, dialects)
-            assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == doc
+            started = [e for e in events if isinstance(e, callsieve.ToolCallStart)]
+            shown = "".join(e.text for e in events if isinstance(e, callsieve.Text))
+            # (A bare block's spaces after its last markup are the spilled block's too.)
+            assert shown in (("before  after", "before after") if started else (doc,))
             assert [e.code for e in events if isinstance(e, callsieve.Diagnostic)] == ["block_too_large"]

@@ -140,9 +140,17 @@ def test_a_body_that_is_not_one_valid_json_call_is_never_a_guessed_call(body: st
     for size in (0, 1):
         events = parsed(doc, size, dialects=["hermes"])
         assert calls(events) == []
-        assert texts(events) == doc
         (d,) = [e for e in events if isinstance(e, callsieve.Diagnostic)]
         assert d.code == "malformed_block" and why in d.message
+        gone = [e for e in events if isinstance(e, callsieve.ToolCallAbandoned)]
+        if [e for e in events if isinstance(e, callsieve.ToolCallStart)]:
+            # The call had started (its name was read): shown once, the markup read up
+            # to where the body failed is the abandoned call's, the rest is prose again.
+            (g,) = gone
+            assert g.name == "f" and doc.startswith(g.raw) and texts(events) == doc[len(g.raw):]
+            assert not texts(events).startswith("<tool_call>")
+        else:
+            assert gone == [] and texts(events) == doc
 
 
 def test_deep_nesting_neither_raises_nor_slows_down() -> None:

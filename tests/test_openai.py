@@ -370,11 +370,13 @@ def test_cut_stream_releases_markup_before_the_held_finish_and_keeps_length(clie
     out = list(sieve_stream(_create(client, "cut"), on_event=lambda i, e: seen.append(e)))
     assert out[-1].choices[0].finish_reason == "length"
     content = _content(out)
-    assert content == "Writing.\n<tool_call>\n<function=create_file>\n<parameter=path>\na.md"
-    # The released markup arrives with or before the finish, never after it.
-    assert out[-1].choices[0].delta.content == content[len("Writing.\n") :]
+    # Shown once: the started call's markup is on its ToolCallAbandoned, never content.
+    assert content == "Writing.\n"
     assert all(c.choices[0].finish_reason is None for c in out[:-1])
     assert any(isinstance(e, callsieve.Diagnostic) and e.code == "unterminated_block" for e in seen)
+    (gone,) = [e for e in seen if isinstance(e, callsieve.ToolCallAbandoned)]
+    assert gone.name == "create_file" and gone.reason == "unterminated_block"
+    assert gone.raw == "<tool_call>\n<function=create_file>\n<parameter=path>\na.md"
     # Documented: the started call cannot be un-streamed; it is never completed.
     snap = _accumulate(out)
     calls = snap.choices[0].message.tool_calls
@@ -386,7 +388,7 @@ def test_cut_stream_releases_markup_before_the_held_finish_and_keeps_length(clie
 def test_stream_arguments_false_never_streams_an_abandoned_call(client: Any) -> None:
     out = list(sieve_stream(_create(client, "cut"), stream_arguments=False))
     assert not any(c.choices[0].delta.tool_calls for c in out)
-    assert _content(out).endswith("<parameter=path>\na.md")
+    assert _content(out) == "Writing.\n" and out[-1].choices[0].finish_reason == "length"
     whole = list(sieve_stream(_create(client, "dsml-leak"), stream_arguments=False))
     entries = [tc for c in whole for tc in (c.choices[0].delta.tool_calls or [])]
     assert len(entries) == 1 and entries[0].id and entries[0].function.name == "voice_output_speak"

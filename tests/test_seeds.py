@@ -47,7 +47,9 @@ def test_seed_004_interrupted_call_fails_loudly_never_a_fabricated_close() -> No
     events = run([doc])
     assert not tool_calls(events)
     assert [d.code for d in events if isinstance(d, callsieve.Diagnostic)] == ["unterminated_block"]
-    assert texts(events) == doc
+    # The call had started streaming: abandoned, its markup on that event, never text.
+    assert texts(events) == ""
+    assert [(e.name, e.raw) for e in events if isinstance(e, callsieve.ToolCallAbandoned)] == [("create_file", doc)]
 
 
 # -- seed 001: DSML read aloud; the sample text uses U+2016, the article says U+FF5C

@@ -227,7 +227,25 @@ def test_an_abandoned_call_is_reported_and_never_completed() -> None:
     assert not [e for e in events if isinstance(e, callsieve.ToolCall)]
     (diag,) = [e for e in events if isinstance(e, callsieve.Diagnostic)]
     assert "abandoned" in diag.message and "[0]" in diag.message
-    assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == body
+    # Shown once: the close was data (prose follows it), the stream ends in the value:
+    # the block's markup is the abandoned call's, never text.
+    (gone,) = [e for e in events if isinstance(e, callsieve.ToolCallAbandoned)]
+    assert gone.raw == body and gone.reason == "unterminated_block"
+    assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == ""
+    # Its fragments never made a whole JSON object.
+    assert "".join(_deltas(events, 0)) == '{"a": "hello\\n</parameter>\\nnot grammar here'
+
+
+def test_a_call_abandoned_mid_block_keeps_the_markup_read_and_prose_after_it_is_text() -> None:
+    body = "<tool_call>\n<function=f>\n<parameter=a>\nhello\n</parameter>\n</function>\nnot grammar"
+    for size in (1, 4, len(body)):
+        per, events = _feed_all(_split(body, size), dialects=["qwen3_coder"])
+        (gone,) = [e for e in events if isinstance(e, callsieve.ToolCallAbandoned)]
+        assert gone.raw == body[: body.index("not grammar")] and gone.reason == "malformed_block"
+        assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == "not grammar"
+        # The call's own markup was complete, yet its fragments never make a whole
+        # object: the closing brace waits for the block.
+        assert "".join(_deltas(events, 0)) == '{"a": "hello"'
 
 
 # ---------------------------------------------------------------- property

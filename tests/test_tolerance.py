@@ -13,7 +13,7 @@ from hypothesis import given, strategies as st
 
 import callsieve
 from callsieve.events import merged
-from strategies import PROSE, call_of, chunks, run, calls, texts, codes
+from strategies import PROSE, call_of, chunks, run, calls, texts, codes, released
 from callsieve.grammar import REGISTRY
 
 
@@ -234,7 +234,7 @@ def test_dsml_missing_invoke_close_before_the_block_close_or_the_next_invoke() -
             doc.index('<｜DSML｜invoke name="g">'), doc.index("</｜DSML｜tool_calls>")]
         deltas_match(events)
     strict = run([doc], strict=True)
-    assert calls(strict) == [] and texts(strict) == doc
+    assert calls(strict) == [] and released(strict) == doc
 
 
 def test_dsml_invokes_without_their_block_carry_missing_block_open() -> None:
@@ -648,7 +648,7 @@ def test_glm_a_doubled_key_close_is_read_once(nl: str) -> None:
         assert "".join(e.raw for e in events) == doc
         deltas_match(events)
     strict = run(cut(doc, 2), strict=True)
-    assert calls(strict) == [] and texts(strict) == doc and codes(strict) == ["malformed_block"]
+    assert calls(strict) == [] and released(strict) == doc and codes(strict) == ["malformed_block"]
 
 
 @pytest.mark.parametrize("doc", [
@@ -819,7 +819,7 @@ def test_glm_a_missing_value_open_begins_the_value_where_it_was_expected(nl: str
             assert "".join(e.raw for e in events) == doc
             deltas_match(events)
     strict = run(cut(doc, 2), strict=True)
-    assert calls(strict) == [] and texts(strict) == doc and codes(strict) == ["malformed_block"]
+    assert calls(strict) == [] and released(strict) == doc and codes(strict) == ["malformed_block"]
 
 
 @pytest.mark.parametrize("value, args", [
@@ -849,7 +849,7 @@ def test_glm_a_doubled_key_open_is_read_once(nl: str) -> None:
             assert "".join(e.raw for e in events) == doc
             deltas_match(events)
     strict = run(cut(doc, 2), strict=True)
-    assert calls(strict) == [] and texts(strict) == doc and codes(strict) == ["malformed_block"]
+    assert calls(strict) == [] and released(strict) == doc and codes(strict) == ["malformed_block"]
 
 
 # ---------------------------------------------------------------- GLM: </arg_value> after a zero-argument name
@@ -866,7 +866,7 @@ def test_glm_a_stray_value_close_after_a_zero_argument_name(nl: str) -> None:
             assert "".join(e.raw for e in events) == doc
             deltas_match(events)
     strict = run(cut(doc, 2), strict=True)
-    assert calls(strict) == [] and texts(strict) == doc and codes(strict) == ["malformed_block"]
+    assert calls(strict) == [] and released(strict) == doc and codes(strict) == ["malformed_block"]
 
 
 def test_glm_a_stray_value_close_is_only_read_before_the_block_close() -> None:
@@ -878,7 +878,7 @@ def test_glm_a_stray_value_close_is_only_read_before_the_block_close() -> None:
     # before an argument, it is no grammar
     doc = "<tool_call>f</arg_value><arg_key>a</arg_key><arg_value>1</arg_value></tool_call>"
     events = run([doc])
-    assert calls(events) == [] and texts(events) == doc and codes(events) == ["malformed_block"]
+    assert calls(events) == [] and released(events) == doc and codes(events) == ["malformed_block"]
 
 
 @pytest.mark.parametrize("markup", [

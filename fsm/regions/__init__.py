@@ -284,7 +284,9 @@ class ModelBase:
         The states go on reading the block's structure, so its end is found where the
         grammar puts it and nothing inside the block ever becomes a call."""
         b = self.block
-        if self.cfg.on_malformed == "drop" and not (b is not None and b.tolerance):
+        if b is not None and b.abandoned:
+            self.dropped.append(s)  # a streamed call's markup: never text (shown once)
+        elif self.cfg.on_malformed == "drop" and not (b is not None and b.tolerance):
             self.dropped.append(s)
         else:
             self._text(s)  # (a block that is itself a deviation is released as text, always)

@@ -23,7 +23,7 @@ import json
 from callsieve.native import mypyc_attr, trait
 from callsieve.accum import Pieces
 from callsieve.errors import MalformedBlockError
-from callsieve.events import Diagnostic, ToolCall, ToolCallStart
+from callsieve.events import Diagnostic, ToolCall, ToolCallAbandoned, ToolCallStart
 from callsieve.grammar.states import EOF_TRIGGER, OVERFLOW, START, Rule, StateDecl, but, on
 from callsieve.regions import dumps
 from callsieve.regions.tag import TagModel
@@ -78,6 +78,10 @@ class Call:
     #: arguments not held twice (issue 13, item 5): key → the span of the block's raw
     #: text that is its value, cut when the block is emitted
     spans: dict[str, tuple[int, int]] | None = None
+    #: the last fragment of the call's arguments (its closing ``}``), withheld until the
+    #: call is emitted: the fragments of a call that is abandoned never make a whole
+    #: JSON object, so no client takes a call that was given up for a complete one
+    closing: str = ""
 
     def problem(self, note: str) -> None:
         if self.problems is None:
@@ -119,6 +123,9 @@ class Block:
     tolerance: str = ""
     #: A deviation whose close is the evidence: its calls stream once it is read.
     held_back: bool = False
+    #: Calls of it were streamed and then abandoned (``ToolCallAbandoned``): what is
+    #: still read of it (a spilled block's rest) is never shown as text.
+    abandoned: bool = False
 
     def __post_init__(self) -> None:
         blk = self.spec.block
@@ -295,7 +302,7 @@ class BlockModel(TagModel):
                 args = {}
             call.args = args
             if not text:
-                self._delta(call, "{}")
+                self.delta_closing(call, "{}")
             self._check_types(call)
         elif call.deferred is not None and not call.opened_json and not call.arrays:
             key, _written, inner = call.deferred
@@ -303,14 +310,14 @@ class BlockModel(TagModel):
             call.args = inner
             self.tolerate("unwrapped_arguments", f"call {call.name!r}: every argument was wrapped in one {key!r} "
                           "parameter, which the tool's schema does not have; unwrapped", b.start)
-            self._delta(call, dumps(inner))
+            self.delta_closing(call, dumps(inner))
             self._check_types(call)
         else:
             if call.deferred is not None:
                 self.flush_deferred(call)
             if call.arrays is not None:
                 self.flush_arrays(call)
-            self._delta(call, "}" if call.opened_json else "{}")
+            self.delta_closing(call, "}" if call.opened_json else "{}")
         call.raw_end = b.raw_len
         b.call = None
 
@@ -447,9 +454,18 @@ class BlockModel(TagModel):
         else:
             self._emit_calls(b)
 
+    def delta_closing(self, call: Call, s: str) -> None:
+        """The last fragment of a call's arguments: all but its closing ``}`` now, that
+        when the call is emitted (``Call.closing``)."""
+        self._delta(call, s[:-1])
+        call.closing = s[-1:]
+
     def _delta(self, call: Call, s: str) -> None:
-        if not s or (self.block is not None and self.block.spilled):
-            return  # an overflowed block streams nothing
+        b = self.block
+        if not s or (b is not None and (b.spilled or b.malformed_reason)):
+            # An overflowed block streams nothing; nor does one known to be malformed
+            # (a repeated key, ...): every fragment sent must still be able to be valid.
+            return
         if not call.started:
             if call.pending is None:
                 call.pending = []
@@ -465,6 +481,9 @@ class BlockModel(TagModel):
     def _emit_calls(self, b: Block) -> None:
         raw = b.raw.join()
         b.raw = Pieces()
+        releasing = self.cfg.unknown_tool == "text" and not all(c.known for c in b.calls)
+        if not releasing:
+            self._send_closings(b)  # (before the flush: the last call's fragments are one event)
         self.flush()
         self._saw(raw)
         for c in b.calls:
@@ -483,25 +502,34 @@ class BlockModel(TagModel):
         for c in b.calls:
             if not c.started:
                 self.start_call(c)  # (calls held back until the block's close: see start_call)
+        if not releasing:
+            self._send_closings(b)
         if b.tolerance:
             self._emit(Diagnostic(b.tolerance, f"a {b.dialect_name} call written without its block's opening "
                                   + ("marker" if b.closed else "and closing markers") + "; the block is assumed", b.start))
         for d in b.tolerated:
             self._emit(d)
         policy = self.cfg.unknown_tool
-        if policy == "text" and not all(c.known for c in b.calls):
+        if releasing:
             # Finding 8 (issue 12): shown as text, an unknown call's own span would be a
             # close without its open (or an open without its close). The whole block is
             # released as text instead, balanced, the known calls in it with it: they are
-            # abandoned (their ToolCallStart was streamed; the Diagnostic names them).
-            abandoned = [c.index for c in b.calls if c.index is not None]
-            note = f"; calls {abandoned} abandoned" if abandoned else ""
+            # abandoned. A call whose start was streamed is never shown as text too
+            # (shown once): if the block has such calls, its markup goes to their
+            # ToolCallAbandoned events instead, and no text is shown.
+            streamed = [c for c in b.calls if c.index is not None]
+            note = f"; calls {[c.index for c in streamed]} abandoned" if streamed else ""
+            if streamed:
+                self.abandon(streamed, raw, "unknown_tool")
             for c in b.calls:
                 if not c.known:
                     self._emit(Diagnostic("unknown_tool", f"call to {c.name!r}, which is not in tools; "
-                                          f"its {b.dialect_name} block is released as text{note}", b.start, "",
-                                          "released"))
-            self._text(raw + tail)
+                                          f"its {b.dialect_name} block is " + ("abandoned" if streamed else "released as text")
+                                          + note, b.start, "", "released"))
+            if not streamed:
+                self._text(raw)
+            if tail:
+                self._text(tail)
             return
         kept = [c.index is not None and (c.known or policy == "call") for c in b.calls]
         for (c, start, end), keep in zip(_segments(b.calls, kept, len(raw)), kept):
@@ -521,15 +549,35 @@ class BlockModel(TagModel):
         if tail:
             self._text(tail)
 
+    def _send_closings(self, b: Block) -> None:
+        """The calls are decided: the closing fragment each withheld goes out now."""
+        for c in b.calls:
+            if c.closing and c.index is not None:
+                self._delta(c, c.closing)
+                c.closing = ""
+
     def _release(self, b: Block, code: str, why: str) -> None:
         """A block that is not a call after all: back to the user, as the policy says."""
         if b.spilled:
             return  # already released, when it overflowed
         raw = b.raw.join()
         b.raw = Pieces()
-        abandoned = [c.index for c in b.calls if c.index is not None]
-        if abandoned:
-            why += f"; calls {abandoned} abandoned"
+        streamed = [c for c in b.calls if c.index is not None]
+        if streamed:
+            # Shown once: the calls' starts (and arguments) were streamed, so the
+            # markup is theirs, never text: it rides on their ToolCallAbandoned events,
+            # and the Diagnostic after them says why, whatever the policy.
+            why += f"; calls {[c.index for c in streamed]} abandoned"
+            b.abandoned = True
+            self.abandon(streamed, raw, code)
+            policy = self.cfg.on_malformed
+            # (severity: the markup left the text under "drop" and "raise"; else the code's own)
+            diag = Diagnostic(code, why + ("; dropped" if policy == "drop" else "; raised" if policy == "raise" else ""), b.start,
+                              "", "dropped" if policy in ("drop", "raise") else "")
+            self._emit(diag)
+            if policy == "raise":
+                raise MalformedBlockError(f"{code} at offset {b.start}: {why}", diag)
+            return
         if b.tolerance:
             # A block that is itself a deviation and did not hold up: the markup was
             # prose mentioning a marker. It is text, whatever on_malformed says.
@@ -537,6 +585,17 @@ class BlockModel(TagModel):
             self._text(raw)
             return
         self.release_text(raw, b.start, code, why, bool(b.calls))
+
+    def abandon(self, streamed: list[Call], raw: str, reason: str) -> None:
+        """A ``ToolCallAbandoned`` for each streamed call of a block given up, the
+        block's markup cut between them: each from its own open (the first from the
+        block's), to the next one's open (the last to the end of what was read)."""
+        for n, c in enumerate(streamed):
+            assert c.index is not None
+            start = 0 if n == 0 else c.raw_start
+            end = streamed[n + 1].raw_start if n + 1 < len(streamed) else len(raw)
+            self._emit(ToolCallAbandoned(c.index, c.id, c.name, reason, raw[start:end]))
+            c.closing = ""
 
     def release_text(self, raw: str, start: int, code: str, why: str, calls_begun: bool = False) -> None:
         """Release a block's (or a held opener's) input as ``on_malformed`` says. Its

@@ -93,7 +93,10 @@ class JsonBodyModel(CaptureModel):
         b = self.block
         return b.call if b is not None else None
 
-    def _out(self, s: str) -> None:
+    def _out(self, s: str, last: bool = False) -> None:
+        """Canonical text of the arguments: kept, and streamed unless the body is
+        known not to be JSON (a fragment sent must still be able to be valid). The
+        arguments' closing brace (``last``) is withheld until the call is emitted."""
         call = self._call()
         b = self.block
         if call is None or (b is not None and b.spilled):
@@ -101,7 +104,12 @@ class JsonBodyModel(CaptureModel):
         if call.args_text is None:
             call.args_text = Pieces()
         call.args_text.append(s)
-        self._delta(call, s)
+        if self.jbad:
+            return
+        if last:
+            self.delta_closing(call, s)
+        else:
+            self._delta(call, s)
 
     def _emitting(self) -> bool:
         return self.jrole in (EMIT, ARGS)
@@ -201,7 +209,7 @@ class JsonBodyModel(CaptureModel):
         self._hold(ch)
         f = self.jframes.pop()
         if f.role in (EMIT, ARGS):
-            self._out(ch)
+            self._out(ch, f.role == ARGS)
         if f.role == ARGS:
             call = self._call()
             if call is not None:
@@ -221,7 +229,7 @@ class JsonBodyModel(CaptureModel):
             return
         self.start_call(call)
         if not call.args_done:
-            self._out("{}")
+            self._out("{}", True)
         self.finish_call(call)
 
     def j_close_body(self, ch: str) -> None:

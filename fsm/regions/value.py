@@ -124,6 +124,10 @@ class ValueModel(BlockModel):
         tools = self.cfg.tools
         if tools is not None and call.name in tools:
             schema = tools[call.name].get(name)
+        if name in call.args:
+            # Repeated (not an array under Call(repeated=)): the call is malformed, and
+            # nothing of the second value is streamed (no duplicate key in the deltas).
+            b.malformed_reason = b.malformed_reason or f"parameter {name!r} given twice in call {call.name!r}"
         if call.deferred is not None:
             self.flush_deferred(call)
         # Tolerance (``Call(wrapped=...)``): the first parameter may wrap every
@@ -207,7 +211,7 @@ class ValueModel(BlockModel):
             if p.undecided:
                 self._decide_string(p, out, call)
                 return
-            if p.streaming and call is not None and call.index is not None:
+            if p.streaming and call is not None and call.index is not None and not b.malformed_reason:
                 # _delta, inlined: this runs once per chunk of a streamed value.
                 if self.delta_index != call.index and self.delta_buf:
                     self.flush()
@@ -449,7 +453,7 @@ class ValueModel(BlockModel):
         if problem:
             call.problem(f"{call.name}.{p.name}: {problem}")
         if p.name in call.args:
-            b.malformed_reason = f"parameter {p.name!r} given twice in call {call.name!r}"
+            b.malformed_reason = b.malformed_reason or f"parameter {p.name!r} given twice in call {call.name!r}"
         call.args[p.name] = value
         if not p.streaming:
             self._delta(call, self._key_prefix(call, p.name) + dumps(value))

@@ -1138,12 +1138,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--targets", action="store_true",
                         help="also print the project's speed targets for this build, each PASS or FAIL (never "
                              "the exit status; --json always holds them)")
+    parser.add_argument("--servers", action="store_true",
+                        help="only the server section: vLLM's and SGLang's built-in parsers against callsieve's "
+                             "plugins, per token, on the same stream (needs the code .ci/servers fetches)")
     parser.add_argument("--hostile-size", type=_positive("characters"), default=0, metavar="SIZE",
                         help="largest hostile input in characters, the smallest a tenth of it (default 1,000,000; "
                              "quick 100,000)")
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "servers", False):
+        from callsieve.tools.bench_servers import run_servers
+
+        return run_servers(args)
     cfg = Config.from_args(args)
     names = {w.name for w in WORKLOADS} | {h.name for h in HOSTILE} | {"hostile"}
     unknown = [n for n in (args.workload or ()) if n not in names]

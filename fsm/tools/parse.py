@@ -47,6 +47,7 @@ TYPE_NAMES: dict[type, str] = {
     callsieve.ToolCallStart: "tool_call_start",
     callsieve.ToolCallDelta: "tool_call_delta",
     callsieve.ToolCall: "tool_call",
+    callsieve.ToolCallAbandoned: "tool_call_abandoned",
     callsieve.Diagnostic: "diagnostic",
 }
 
