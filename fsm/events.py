@@ -159,6 +159,10 @@ SEVERITY: dict[str, Severity] = {
     "missing_value_open": "tolerated",
     "doubled_key_open": "tolerated",
     "stray_value_close": "tolerated",
+    # JSON bodies read as what they mean (issue 23; issue 21, item 4)
+    "arguments_as_string": "tolerated",
+    "lone_surrogate": "tolerated",
+    "raw_control_character": "tolerated",
 }
 
 
@@ -202,7 +206,9 @@ class Diagnostic:
     ``dsml_variant``, ``python_literal``, ``repeated_param_array``, ``call_id_variant``,
     ``unwrapped_arguments``, ``doubled_key_close``,
     ``glued_content_type``, ``param_close_variant``, ``doubled_lt``, ``missing_value_open``,
-    ``doubled_key_open``, ``stray_value_close``. ``message`` says what happened, for people;
+    ``doubled_key_open``, ``stray_value_close``, ``lone_surrogate``, ``raw_control_character``;
+    and ``arguments_as_string`` (arguments written as a JSON-encoded string, decoded once:
+    the format of some models, so also under ``strict=True``). ``message`` says what happened, for people;
     ``raw`` holds input only when the policy dropped it.
 
     ``severity``: ``noise``, ``tolerated``, ``released`` or ``dropped`` (see

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Iterable, Mapping
 
 from callsieve.errors import InvalidToolSchemaError
@@ -284,6 +285,10 @@ def json_or_raw(raw: str, schema: Mapping[str, Any] | None) -> tuple[Any, str | 
     v, problem = parse_json_value(raw)
     if problem is None and isinstance(v, (dict, list, int, float)):  # bool is an int
         return v, None
+    if problem is not None and TOO_DEEP in problem:
+        # JSON that only its depth keeps from being read: the string it stays is said
+        # (issue 23: silently a string, it looked like any text).
+        return raw, problem
     return raw, None
 
 
@@ -295,21 +300,35 @@ def _no_constants(name: str) -> Any:
 #: Python's limit of 1000), and so do ``json.dumps`` and most code that consumes the
 #: arguments; a model's tool arguments are never this deep, hostile input may be.
 MAX_JSON_DEPTH = 256
+#: How the problem of a value refused for its depth begins (``parse_json_value``).
+TOO_DEEP = "nested deeper than"
+
+
+#: A surrogate code point in decoded text: a lone one, from an escape (a pair decodes to
+#: one character); text holding it cannot be encoded as UTF-8. (From code points: mypyc
+#: takes no surrogate in a literal.)
+_SURROGATE = re.compile("[" + chr(0xD800) + "-" + chr(0xDFFF) + "]")
 
 
 def _check_json(v: Any) -> str | None:
-    """Why a decoded JSON value is refused (too deep, or a non-finite number), or None.
-    Iterative: the value may be as deep as the decoder allowed."""
+    """Why a decoded JSON value is refused (too deep, a non-finite number, a lone
+    surrogate escape in a string), or None. Iterative: the value may be as deep as the
+    decoder allowed."""
     stack: list[tuple[Any, int]] = [(v, 0)]
     while stack:
         x, depth = stack.pop()
-        if isinstance(x, float):
+        if isinstance(x, str):
+            if _SURROGATE.search(x):
+                return "a string with a lone surrogate escape"
+        elif isinstance(x, float):
             if x != x or x in (float("inf"), float("-inf")):
                 return "not a finite JSON number"
         elif isinstance(x, (list, dict)):
             if depth >= MAX_JSON_DEPTH:
-                return f"nested deeper than {MAX_JSON_DEPTH}"
+                return f"{TOO_DEEP} {MAX_JSON_DEPTH}"
             stack.extend((y, depth + 1) for y in (x.values() if isinstance(x, dict) else x))
+            if isinstance(x, dict):
+                stack.extend((k, depth) for k in x)
     return None
 
 
@@ -322,7 +341,7 @@ def parse_json_value(raw: str) -> tuple[Any, str | None]:
     except ValueError:
         return raw, f"value {raw[:40]!r} is not valid JSON"
     except RecursionError:
-        return raw, f"value {raw[:40]!r} is JSON nested deeper than {MAX_JSON_DEPTH}"
+        return raw, f"value {raw[:40]!r} is JSON {TOO_DEEP} {MAX_JSON_DEPTH}"
     problem = _check_json(v)
     if problem is not None:
         return raw, f"value {raw[:40]!r} is {problem}"

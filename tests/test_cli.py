@@ -395,6 +395,18 @@ ACME = Dialect(name="acme_parse", title="ACME", blocks=(Block(Marker(r"<call>", 
 '''
 
 
+@pytest.fixture
+def own_registry():  # type: ignore[no-untyped-def]
+    """--dialect-file registers into the process's registry: put it back after the test."""
+    from callsieve.grammar import registry
+
+    saved = dict(registry.REGISTRY)
+    yield
+    registry.REGISTRY.clear()
+    registry.REGISTRY.update(saved)
+
+
+@pytest.mark.usefixtures("own_registry")
 def test_parse_loads_a_dialect_file_and_takes_strict_the_block_limit_and_reasoning_off(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     acme = tmp_path / "acme.py"
@@ -426,6 +438,7 @@ def test_parse_loads_a_dialect_file_and_takes_strict_the_block_limit_and_reasoni
     ("from callsieve.grammar import Dialect\nD = Dialect(name='hermes', title='t', blocks=())",
      "dialect file {path!r}: dialect hermes: declares no block"),
 ])
+@pytest.mark.usefixtures("own_registry")
 def test_a_dialect_file_that_does_not_load_is_one_usage_error(content: str | None, message: str, tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "d.py"

@@ -199,12 +199,18 @@ def after_released_ticks(doc: str, pieces: list[str]) -> set[str]:
     """Probes that stand after a block released as text whose raw holds a backtick or a
     tilde: callsieve does not read a released block again for Markdown (docs/commonmark.md),
     so a fence or span it would open opens nothing. The same stream is run
-    with ``on_malformed="drop"`` to see each released block's raw on its Diagnostic."""
+    with ``on_malformed="drop"`` to see each released block's raw on its Diagnostic (or,
+    where calls of it had been streamed, on their ``ToolCallAbandoned`` events)."""
     start = None
+    at = 0  # where the next event's raw begins
     for e in run(pieces, on_malformed="drop"):
         if isinstance(e, callsieve.Diagnostic) and e.code in RELEASED and ("`" in e.raw or "~" in e.raw):
             start = e.offset
             break
+        if isinstance(e, callsieve.ToolCallAbandoned) and ("`" in e.raw or "~" in e.raw):
+            start = at
+            break
+        at += len(e.raw)
     if start is None:
         return set()
     return {m.group() for m in PROBE.finditer(doc) if m.start() > start}

@@ -214,6 +214,18 @@ ACME = Dialect(name="acme_cli", title="ACME", blocks=(Block(Marker(r"<call>", ("
 '''
 
 
+@pytest.fixture
+def own_registry():  # type: ignore[no-untyped-def]
+    """--dialect-file registers into the process's registry: put it back after the test."""
+    from callsieve.grammar import registry
+
+    saved = dict(registry.REGISTRY)
+    yield
+    registry.REGISTRY.clear()
+    registry.REGISTRY.update(saved)
+
+
+@pytest.mark.usefixtures("own_registry")
 def test_trace_takes_a_dialect_file_strict_the_block_limit_and_reasoning_off(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     acme = tmp_path / "acme.py"

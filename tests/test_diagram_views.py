@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import html
 import re
+import shutil
 import unicodedata
+
+import pytest
 
 from callsieve.grammar import qwen3_coder
 from callsieve.grammar.api import Block, Call, Dialect, Many, Marker, Param, Raw
-from callsieve.grammar.registry import REGISTRY
+from callsieve.grammar.registry import BUILTIN, REGISTRY
 from callsieve.grammar.tags import close_tag, open_tag
 from callsieve.tools.diagrams import dialect_dot, render_dot, view_of, views
 
@@ -107,3 +110,60 @@ def test_the_index_describes_every_view() -> None:
     text = index_markdown(views())
     for name in ["overview"] + [f"dialect-{n}" for n in REGISTRY if n in {d.name for d in views()[0].dialects}]:
         assert f"[{name}]({name}.svg)" in text
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz dot is not installed")
+def test_a_rendered_legend_shows_every_character_class_in_its_own_row() -> None:
+    """Each class row of the legend, as Graphviz lays it out: the class's name alone in
+    one text, its characters in the next, on the same line. (A bare ``]`` in an HTML
+    label once emptied the rbrack row and glued ``]`` to the next row's name.)"""
+    import html
+    import re as re_
+
+    from callsieve.machine import compose
+    from callsieve.tools.diagrams import render_bytes
+    from callsieve.tools.diagrams_dot import _CLASS_SHOWN, _class_chars
+    from callsieve.tools.diagrams_read import view_of
+
+    view = view_of(["xml"])  # CDATA: the rbrack class and its states
+    svg = render_bytes(render_dot(view), "svg").decode("utf-8")
+    texts = [(float(y), html.unescape(t)) for y, t in re_.findall(r'<text[^>]* y="([-\d.]+)"[^>]*>([^<]*)</text>', svg)]
+    classes = compose(view.dialects).decl.classes
+    assert "rbrack" in classes
+    for name, chars in classes.items():
+        at = [i for i, (_, t) in enumerate(texts) if t == name]
+        assert at, f"the legend has no row for {name!r}"
+        y, shown = texts[at[-1] + 1]
+        assert y == texts[at[-1]][0], f"{name!r}: its characters are not on its row"
+        assert shown == _class_chars(chars), (name, shown)
+    assert not [t for _, t in texts if t.startswith("]") and t[1:] in classes], "a ] glued to the next row's name"
+    assert _CLASS_SHOWN  # (the table the legend names spaces and newlines with)
+
+
+def test_the_index_links_every_dialect_and_shared_opener_to_its_own_diagram() -> None:
+    """The first picture README shows: one box per built-in dialect, each a link to its
+    view, the shared openers' forks linking theirs; every link is a committed file."""
+    from pathlib import Path
+
+    from callsieve.tools.diagrams import generate
+
+    root = Path(__file__).resolve().parent.parent / "diagrams"
+    index = generate(views())["index.dot"]
+    assert index == (root / "index.dot").read_text(encoding="utf-8")
+    links = re.findall(r'URL="([^"]+)"', index)
+    for name in BUILTIN:
+        assert f"dialect-{name}.svg" in links, name
+    assert "opener-tool_call.svg" in links and "overview.svg" in links
+    for link in links:
+        assert (root / link).is_file(), link
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz dot is not installed")
+def test_the_index_is_small_enough_to_read_on_a_screen() -> None:
+    from callsieve.tools.diagrams import generate, render_bytes
+
+    svg = render_bytes(generate(views())["index.dot"], "svg").decode("utf-8")
+    width, height = (float(x) for x in re.search(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"', svg).groups())  # type: ignore[union-attr]
+    # (text at its own size, a screen wide; with dozens of dialects it scrolls down, where
+    # the overview is ~8,000 x 12,500)
+    assert width < 1600 and height < 2400, (width, height)

@@ -114,9 +114,14 @@ def test_canonical_deltas_from_escapes_numbers_and_spacing() -> None:
     doc = "<tool_call>" + wire + "</tool_call>"
     events = parsed(doc, 1)
     (c,) = [e for e in events if isinstance(e, callsieve.ToolCall)]
-    assert c.arguments == json.loads(wire)["arguments"]
+    # (the lone \ud800 is read as U+FFFD, with a Diagnostic: text holding it could not
+    # be sent as UTF-8)
+    want = json.loads(wire.replace("\\ud800", "\\ufffd"))["arguments"]
+    assert c.arguments == want
     joined = "".join(e.arguments for e in events if isinstance(e, callsieve.ToolCallDelta))
-    assert joined == c.arguments_json == json.dumps(json.loads(wire)["arguments"], ensure_ascii=False)
+    assert joined == c.arguments_json == json.dumps(want, ensure_ascii=False)
+    joined.encode("utf-8")
+    assert [e.code for e in events if isinstance(e, callsieve.Diagnostic)] == ["lone_surrogate"]
 
 
 @pytest.mark.parametrize(
@@ -125,7 +130,8 @@ def test_canonical_deltas_from_escapes_numbers_and_spacing() -> None:
         ('{"name": "f", "arguments": {}} trailing', "unexpected"),
         ('{"name": "f", "arguments": {"a": 1, "a": 2}}', "duplicate key 'a'"),
         ('{"name": "f", "arguments": [1, 2]}', "not a JSON object"),
-        ('{"name": "f", "arguments": "{}"}', "not a JSON object"),
+        ('{"name": "f", "arguments": "[1]"}', "a string that holds no JSON object"),
+        ('{"name": "f", "arguments": "{\\"a\\": "}', "a string that holds no JSON object"),
         ('{"arguments": {"a": 1}}', "no name"),
         ('{"name": "f", "arguments": {"a": 01}}', "not a JSON number"),
         ('{"name": "f", "arguments": {"a": 1e999}}', "not a finite number"),
@@ -269,3 +275,70 @@ def test_mistral_markup_in_prose_is_text_and_a_link_is_not_a_marker() -> None:
     events = parsed(doc, 1)
     assert texts(events) == doc
     assert calls(events) == []
+
+
+# ---------------------------------------------------------------- issue 23: total and linear on any JSON
+# Issue 21, item 4: arguments written as a JSON-encoded string (vLLM-style, Nemotron,
+# Granite 4) are decoded once, whole; nothing of the string is streamed before.
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("size", [0, 1, 3])
+def test_arguments_as_a_json_string_are_decoded_once_with_a_diagnostic(size: int, strict: bool) -> None:
+    doc = 'Hi <tool_call>{"name": "f", "arguments": "{\\"a\\": [1, \\"x\\"], \\"b\\": {\\"c\\": null}}"}</tool_call>'
+    events = parsed(doc, size, dialects=["hermes"], strict=strict)
+    assert calls(events) == [("f", {"a": [1, "x"], "b": {"c": None}})]
+    deltas = [e.arguments for e in events if isinstance(e, callsieve.ToolCallDelta)]
+    assert "".join(deltas) == '{"a": [1, "x"], "b": {"c": null}}'
+    # never a fragment of the string as written (no character-by-character stream)
+    assert not any("\\" in d for d in deltas)
+    assert [e.code for e in events if isinstance(e, callsieve.Diagnostic)] == ["arguments_as_string"]
+    assert texts(events) == "Hi "
+
+
+@pytest.mark.parametrize("size", [0, 1, 3])
+def test_arguments_as_a_string_that_holds_no_object_is_malformed_and_never_streamed(size: int) -> None:
+    for inner in ('"[1, 2]"', '"not json"', '"{\\"a\\": 1"', '"' + "[" * 300 + "]" * 300 + '"'):
+        doc = '<tool_call>{"name": "f", "arguments": ' + inner + "}</tool_call>"
+        events = parsed(doc, size, dialects=["hermes"])
+        assert calls(events) == []
+        assert "".join(e.arguments for e in events if isinstance(e, callsieve.ToolCallDelta)) == ""
+        (d,) = [e for e in events if isinstance(e, callsieve.Diagnostic)]
+        assert d.code == "malformed_block" and "holds no JSON object" in d.message
+
+
+@pytest.mark.parametrize("runner", ["compiled", "reference"])
+@pytest.mark.parametrize("size", [0, 1, 7])
+def test_an_integer_past_pythons_digit_limit_is_malformed_never_a_value_error(size: int, runner: str) -> None:
+    import sys
+
+    digits = sys.get_int_max_str_digits() + 1
+    for doc in ('<tool_call>{"name": "f", "arguments": {"a": ' + "7" * digits + "}}</tool_call>",
+                '<tool_call>{"name": "f", "arguments": {"a": [1, -' + "7" * digits + "]}}</tool_call>"):
+        events = parsed(doc, size, dialects=["hermes"], runner=runner)
+        assert calls(events) == [] and "".join(e.raw for e in events) == doc
+        (d,) = [e for e in events if isinstance(e, callsieve.Diagnostic)]
+        assert d.code == "malformed_block" and f"{digits} digits" in d.message
+    # at the limit it is a number, as written
+    doc = '<tool_call>{"name": "f", "arguments": {"a": ' + "7" * (digits - 1) + "}}</tool_call>"
+    (c,) = [e for e in parsed(doc, size, dialects=["hermes"], runner=runner) if isinstance(e, callsieve.ToolCall)]
+    assert c.arguments == {"a": int("7" * (digits - 1))}
+
+
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("size", [0, 1, 5])
+def test_lone_surrogates_and_raw_control_characters_are_tolerances_never_type_mismatches(size: int, strict: bool) -> None:
+    for value, code in (('"a\\ud83db"', "lone_surrogate"), ('"a\\udc00b"', "lone_surrogate"), ('"a\\ud83d"', "lone_surrogate"),
+                        ('"a\tb"', "raw_control_character"), ('"a\x01b"', "raw_control_character")):
+        doc = '<tool_call>{"name": "f", "arguments": {"k": ' + value + "}}</tool_call>"
+        events = parsed(doc, size, dialects=["hermes"], strict=strict)
+        joined = "".join(e.arguments for e in events if isinstance(e, callsieve.ToolCallDelta))
+        joined.encode("utf-8")  # an OpenAI chunk can carry every fragment
+        if strict:
+            assert calls(events) == [] and codes(events) == ["malformed_block"]
+        else:
+            ((_name, args),) = calls(events)
+            assert codes(events) == [code]
+            if code == "lone_surrogate":
+                assert "\ufffd" in args["k"] and json.loads(joined) == args
+            else:
+                assert args["k"] == json.loads(value, strict=False)
+

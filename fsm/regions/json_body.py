@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -27,19 +28,24 @@ from callsieve.native import mypyc_attr, trait
 from callsieve.accum import Pieces
 from callsieve.grammar.api import JsonCall, JsonCalls
 from callsieve.grammar.states import ALL, EOF_TRIGGER, OTHER, OVERFLOW, Region, Rule, StateDecl, but, on
-from callsieve.regions import quote
+from callsieve.regions import dumps, quote
 from callsieve.regions.block import Call
 from callsieve.regions.capture import CaptureModel
+from callsieve.schema import parse_json_value
 
 #: Deeper than this is no tool call (and Python's json module would recurse past its
 #: limit): the block is malformed.
 MAX_DEPTH = 200
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _NUMBER_CHARS = frozenset("0123456789+-.eE")
+_NUMBER_RUN = re.compile(r"[0-9+\-.eE]*")
 _LITERALS = ("true", "false", "null")
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _HEX = frozenset("0123456789abcdefABCDEF")
 _CTRL = re.compile(r"[\x00-\x1f]")
+#: The longest JSON integer Python converts (``sys.int_max_str_digits``, 4,300 by
+#: default; 0: no limit). A longer one is refused, never a ValueError out of feed().
+_INT_DIGITS = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
 
 # Frame roles: what a container (or the value being read) means.
 EMIT = "emit"  # inside the arguments: streamed
@@ -49,6 +55,9 @@ SKIP: Final = "skip"  # a value the shape ignores: checked, not streamed
 CALLS = "calls"  # the array of call objects of a JsonCalls
 NAME = "name"  # the call's name (a string)
 ID = "id"  # the call's wire id (a string)
+#: the arguments written as a JSON-encoded string (``"arguments": "{\"a\": 1}"``,
+#: vLLM-style, Nemotron, Granite 4): read whole, decoded once, never streamed as a string
+ARGSTR = "argstr"
 
 
 @dataclass
@@ -68,8 +77,13 @@ class JsonBodyModel(CaptureModel):
     jrole = SKIP  # role of the value about to be read
     jkey = ""
     jin_key = False
-    jstr = ""  # decoded key or name/id string so far
-    jtok = ""  # number or literal token so far
+    #: the pieces of a key, name, id or string-encoded arguments being read (a list:
+    #: a string fed in many chunks costs its length, not its length squared)
+    jstrs: list[str]
+    jtok = ""  # the first character of a number or literal token
+    jtoks: list[str]  # the rest of it (a list, for the same reason)
+    #: the tolerance codes this body has reported (each once per body)
+    jnoted: list[str]
     jhex = ""
     jhigh = ""  # a high surrogate waiting for its low half
     jbad = ""  # why the body is not JSON, once known
@@ -82,6 +96,9 @@ class JsonBodyModel(CaptureModel):
         shape = getattr(leaf, "body", None)
         self.jshape = shape.call if isinstance(shape, JsonCalls) else shape
         self.jframes = []
+        self.jstrs = []
+        self.jtoks = []
+        self.jnoted = []
         self.jrole = CALL if isinstance(shape, JsonCall) else CALLS if isinstance(shape, JsonCalls) else ARGS
         self.jbad = ""
         b = self._block()
@@ -139,7 +156,7 @@ class JsonBodyModel(CaptureModel):
         return ch in _NUMBER_CHARS
 
     def j_literal_char(self, ch: str) -> bool:
-        tok = self.jtok + ch
+        tok = self.jtok + "".join(self.jtoks) + ch  # (at most five characters: a literal's)
         return any(lit.startswith(tok) for lit in _LITERALS)
 
     def j_escape_char(self, ch: str) -> bool:
@@ -258,14 +275,15 @@ class JsonBodyModel(CaptureModel):
     # --------------------------------------------------------------- strings
     def j_string_begin(self, ch: str) -> None:
         self._hold(ch)
-        self.jstr = ""
+        self.jstrs = []
         self.jhigh = ""
         if not self.jin_key:
             self._before_value()
-            if self.jrole in (EMIT, ARGS):
-                if self.jrole == ARGS:
-                    self.jbad = "the arguments are not a JSON object"
-                    return
+            if self.jrole == ARGS:
+                # Issue 21, item 4: arguments as a JSON-encoded string. Read whole and
+                # decoded once at its end (``_args_string``); nothing of it streams.
+                self.jrole = ARGSTR
+            elif self.jrole == EMIT:
                 self._out('"')
 
     def j_key_begin(self, ch: str) -> None:
@@ -273,15 +291,31 @@ class JsonBodyModel(CaptureModel):
         self.j_string_begin(ch)
 
     def _text_piece(self, s: str) -> None:
-        if self.jin_key or self.jrole in (NAME, ID):
-            self.jstr += s
+        if self.jin_key or self.jrole in (NAME, ID, ARGSTR):
+            self.jstrs.append(s)
         elif self.jrole in (EMIT, ARGS):
             self._out(quote(s)[1:-1])
 
     def _flush_high(self) -> None:
         if self.jhigh:
-            high, self.jhigh = self.jhigh, ""
-            self._text_piece(high)
+            self.jhigh = ""
+            self._lone_surrogate()
+
+    def _lone_surrogate(self) -> None:
+        """A ``\\uD800``-``\\uDFFF`` escape with no other half: no character at all, and
+        text holding it cannot be encoded as UTF-8 (an OpenAI chunk could not be sent).
+        Strict: the body is malformed; else it is read as U+FFFD, with a Diagnostic."""
+        if self.cfg.strict:
+            self.jbad = "a lone surrogate escape in a JSON string"
+            return
+        self._note("lone_surrogate", "a JSON string held a lone surrogate escape (half of a UTF-16 pair); read as U+FFFD")
+        self._text_piece("\ufffd")
+
+    def _note(self, code: str, what: str) -> None:
+        """A tolerated deviation of this body, reported once per body."""
+        if code not in self.jnoted:
+            self.jnoted.append(code)
+            self.tolerate(code, what, self._block().start)
 
     def j_str_char(self, ch: str) -> None:
         self._hold(ch)
@@ -301,10 +335,12 @@ class JsonBodyModel(CaptureModel):
         return j
 
     def _control(self) -> None:
-        call = self._call()
-        note = "a raw control character inside a JSON string was read as escaped"
-        if call is not None and note not in (call.problems or ()):
-            call.problem(note)
+        """A raw control character in a JSON string (JSON requires it escaped). Strict:
+        the body is malformed; else it is read as if escaped, with a Diagnostic."""
+        if self.cfg.strict:
+            self.jbad = "a raw control character inside a JSON string (JSON requires it escaped)"
+            return
+        self._note("raw_control_character", "a raw control character inside a JSON string was read as if escaped")
 
     def j_escape(self, ch: str) -> None:
         self._hold(ch)
@@ -331,6 +367,8 @@ class JsonBodyModel(CaptureModel):
             pair = chr(0x10000 + ((ord(self.jhigh) - 0xD800) << 10) + (ord(c) - 0xDC00))
             self.jhigh = ""
             self._text_piece(pair)
+        elif 0xDC00 <= ord(c) <= 0xDFFF:
+            self._lone_surrogate()
         else:
             self._flush_high()
             self._text_piece(c)
@@ -338,24 +376,44 @@ class JsonBodyModel(CaptureModel):
     def j_string_end(self, ch: str) -> None:
         self._hold(ch)
         self._flush_high()
+        text = "".join(self.jstrs)
+        self.jstrs = []
         if self.jin_key:
             self.jin_key = False
-            self._key(self.jstr)
+            self._key(text)
             return
         role = self.jrole
         call = self._call()
         if role in (EMIT, ARGS):
             self._out('"')
+        elif role == ARGSTR:
+            self._args_string(text)
         elif role == NAME and call is not None:
-            if not self.jstr or len(self.jstr) > 256:
+            if not text or len(text) > 256:
                 self.jbad = "the call's name is empty or too long"
             else:
-                self.name_call(call, self.jstr)
+                self.name_call(call, text)
         elif role == ID and call is not None:
-            call.wire_id = self.jstr
+            call.wire_id = text
         elif role in (CALL, CALLS):
             self.jbad = "a call is not a JSON object"
         self._after_value()
+
+    def _args_string(self, text: str) -> None:
+        """Arguments written as a JSON-encoded string: decoded once; an object is the
+        arguments (canonical, as if written inline), with a Diagnostic; anything else
+        (not JSON, not an object, too deep) makes the body malformed."""
+        v, problem = parse_json_value(text)
+        if problem is not None or not isinstance(v, dict):
+            self.jbad = "the arguments are a string that holds no JSON object"
+            return
+        # (parse_json_value refuses a lone surrogate escape: such a string is malformed)
+        canonical = dumps(v)
+        call = self._call()
+        if call is not None:
+            call.args_done = True
+        self._note("arguments_as_string", "the arguments were written as a JSON-encoded string; decoded once")
+        self._out(canonical, True)
 
     def _key(self, key: str) -> None:
         f = self.jframes[-1]
@@ -386,24 +444,51 @@ class JsonBodyModel(CaptureModel):
         self._hold(ch)
         self._before_value()
         self.jtok = ch
+        self.jtoks = []
 
     def j_token_char(self, ch: str) -> None:
         self._hold(ch)
-        self.jtok += ch
+        self.jtoks.append(ch)
+
+    def j_number_run(self, s: str, i: int) -> int:
+        """The state run of ``j_number``: the characters that may continue a number,
+        taken at once (``j_token_char`` each), up to the block's limit."""
+        m = _NUMBER_RUN.match(s, i)  # (always matches: possibly empty)
+        j = min(m.end() if m is not None else i, i + self.run_budget())
+        if j > i:
+            seg = s[i:j]
+            self._hold(seg)
+            self.jtoks.append(seg)
+        return j
+
+    def _token(self) -> str:
+        tok = self.jtok + "".join(self.jtoks)
+        self.jtok = ""
+        self.jtoks = []
+        return tok
 
     def j_number_end(self, ch: str) -> None:
-        tok, self.jtok = self.jtok, ""
+        tok = self._token()
         if not _NUMBER.fullmatch(tok):
-            self.jbad = f"{tok!r} is not a JSON number"
+            self.jbad = f"{tok[:40]!r} is not a JSON number"
             return
-        v = json.loads(tok)
-        if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
-            self.jbad = f"{tok!r} is not a finite number"
+        if "." not in tok and "e" not in tok and "E" not in tok:
+            # An integer's canonical text is itself ("-0" aside): no conversion, which
+            # is quadratic in its length and refused past Python's digit limit.
+            digits = len(tok) - (tok[0] == "-")
+            if _INT_DIGITS and digits > _INT_DIGITS:
+                self.jbad = f"a JSON integer of {digits} digits, more than Python reads ({_INT_DIGITS})"
+                return
+            self._scalar("0" if tok == "-0" else tok)
+            return
+        v = float(tok)
+        if v != v or v in (float("inf"), float("-inf")):
+            self.jbad = f"{tok[:40]!r} is not a finite number"
             return
         self._scalar(json.dumps(v))
 
     def j_literal_end(self, ch: str) -> None:
-        tok, self.jtok = self.jtok, ""
+        tok = self._token()
         if tok not in _LITERALS:
             self.jbad = f"{tok!r} is not a JSON literal"
             return
@@ -532,4 +617,5 @@ class JsonBodyExtras(JsonBodyModel):
 
 STATES = _states()
 RULES: tuple[Any, ...] = _rules()
-REGION = Region("json_body", STATES, RULES, JsonBodyExtras, run_forms=(("j_str_char", "j_str_run"), ("j_ws", "j_ws_run")))
+REGION = Region("json_body", STATES, RULES, JsonBodyExtras, run_forms=(("j_str_char", "j_str_run"), ("j_ws", "j_ws_run")),
+                state_runs=(("j_number", "j_number_run"),))

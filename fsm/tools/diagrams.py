@@ -37,7 +37,7 @@ import callsieve
 from callsieve.grammar.api import Dialect
 from callsieve.grammar.errors import GrammarError, UnknownDialectError
 from callsieve.tools import parse as parse_cli
-from callsieve.tools.diagrams_dot import HOW_TO_READ, _h, render_dot
+from callsieve.tools.diagrams_dot import HOW_TO_READ, _h, index_dot, render_dot
 from callsieve.tools.diagrams_read import Marks, View, read_machine, triggers_label, view_of, views
 from callsieve.tools.trace import trace_marks
 
@@ -83,19 +83,28 @@ def index_markdown(vs: Sequence[View]) -> str:
         "(run by the tests) fails when a `.dot` here is stale. Each view has a legend; hover an",
         "edge in the SVG for every trigger, guard and action it stands for.",
         "",
+        "Start with the index: the dialects, one box each, and the openers that lead into them",
+        "from text. Opened on its own, each box and fork is a link to its diagram.",
+        "",
+        "[![index: the dialects, one box each](index.svg)](index.svg)",
+        "",
     ]
     for v in vs:
         lines.append(f"- [{v.name}]({v.name}.svg) ([dot]({v.name}.dot)): {_h(v.about or v.title)}")
     lines += ["", "How to read them (the legend in each picture says the same):", ""]
     lines += [f"- `{k}`: {v}" for k, v in HOW_TO_READ]
-    lines += ["", "![overview](overview.svg)", ""]
+    lines += ["", "The overview is every state of every dialect: large, open it and zoom.", ""]
     return "\n".join(lines)
 
 
 def generate(vs: Sequence[View]) -> dict[str, str]:
-    """File name → text of every generated text file for these views."""
+    """File name → text of every generated text file for these views (with the
+    overview: the index picture and diagrams/README.md too)."""
     out = {f"{v.name}.dot": render_dot(v) for v in vs}
-    if any(v.name == "overview" for v in vs):
+    overview = next((v for v in vs if v.name == "overview"), None)
+    if overview is not None:
+        forks = [(f.opener_label, [c.dialect for c in f.candidates]) for f in overview.machine.forks]
+        out["index.dot"] = index_dot(overview.dialects, forks)
         out["README.md"] = index_markdown(views())
     return out
 

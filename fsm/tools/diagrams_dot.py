@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 import unicodedata
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
@@ -63,7 +64,9 @@ from typing import Callable, Iterable, Sequence
 from callsieve.declare import Declaration
 from callsieve.grammar.api import Alt as AltNode, Opt, Block, Call, Choose, Dialect, JsonValue, Many, Marker, Param, Raw, Seq
 from callsieve.grammar.states import EOF_TRIGGER, OTHER, OVERFLOW, StateDecl
-from callsieve.tools.diagrams_read import Guards, Marks, Names, Row, View, actions_label, read_machine, triggers_label
+from callsieve.tools.diagrams_read import (
+    Guards, Marks, Names, Row, View, actions_label, opener_stem, read_machine, triggers_label,
+)
 
 _HUB = "maybe_tag"
 _FORK = "fork"
@@ -554,8 +557,17 @@ def _q(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+#: A cell (or any text between two tags) that is nothing but ``]``.
+_LONE_BRACKETS = re.compile(r">\]+<")
+
+
 def _attr(k: str, v: str) -> str:
-    return f"{k}={v}" if k == "label" and v.startswith("<") and v.endswith(">") else f"{k}={_q(v)}"
+    if k == "label" and v.startswith("<") and v.endswith(">"):
+        # An HTML label. Graphviz (2.43 at least) misplaces a cell whose whole text is
+        # ``]``: the legend's rbrack row came out empty and the next one read "]lbrace".
+        # As character references the brackets are only text.
+        return f"{k}={_LONE_BRACKETS.sub(lambda m: '>' + '&#93;' * (len(m.group(0)) - 2) + '<', v)}"
+    return f"{k}={_q(v)}"
 
 
 class _Dot:
@@ -900,3 +912,77 @@ def _draw_legend(dot: _Dot, rows: list[str]) -> None:
 def _wide_chars(text: str) -> list[str]:
     """Characters outside Latin-1 in ``text`` that are not the drawing's own notation."""
     return sorted({c for c in text if ord(c) > 0xFF and c not in _NOTATION})
+
+
+# ---------------------------------------------------------------------------- the index
+
+
+def _openers(d: Dialect) -> list[tuple[str, bool]]:
+    """What opens a dialect's blocks from prose, each once: (marker as written, whether
+    it is a tolerated deviation: a call standing without its block's opener)."""
+    out: list[tuple[str, bool]] = []
+    for h in d.headers:
+        out += [(m.shown(), False) for m, _ in h.starts]
+    for b in d.blocks:
+        if not b.prose:
+            continue  # opened by a header's case, not from prose
+        if b.open is not None:
+            out.append((b.open.shown(), False))
+            continue
+        first = _first_marker(b.body)
+        if first is not None:
+            out.append((first.shown(), bool(b.tolerance)))
+    return list(dict.fromkeys(out))
+
+
+def _first_marker(node: object) -> Marker | None:
+    if isinstance(node, Marker):
+        return node
+    if isinstance(node, Call):
+        return node.open if node.open is not None else next(
+            (m for m in (_first_marker(x) for x in node.items) if m is not None), None)
+    if isinstance(node, (Many, Opt)):
+        return _first_marker(node.item)
+    if isinstance(node, (Seq, AltNode)):
+        return next((m for m in (_first_marker(x) for x in node.items) if m is not None), None)
+    return None
+
+
+def index_dot(dialects: Sequence[Dialect], forks: Sequence[tuple[str, Sequence[str]]]) -> str:
+    """The index: the text state, one box per dialect (its models and grammar, a link to
+    its own diagram), the openers that lead from text into each, and the ``fork`` where
+    several dialects share one (a link to that opener's view). Small enough to read on a
+    screen, where the overview (every state of every dialect) is not."""
+    dot = _Dot()
+    dot.lines = ["digraph index {"]
+    for line in ('rankdir="LR"', 'nodesep="0.12"', 'ranksep="0.9"', 'fontname="Helvetica"',
+                 'node [fontname="Helvetica", fontsize="10"]', 'edge [fontname="Helvetica", fontsize="9", color="#555555"]',
+                 'label=<<b>callsieve: the dialects</b> (click a box for its state diagram)>', 'labelloc="t"'):
+        dot.add(line)
+    dot.node("text", [("shape", "box"), ("style", "rounded,filled"), ("fillcolor", "#e8eef8"), ("URL", "overview.svg"),
+                      ("target", "_top"), ("tooltip", "every state of every dialect: overview.svg"),
+                      ("label", "<<b>text</b><br/><font point-size=\"9\">prose; Markdown code<br/>is text, never a call<br/>"
+                                "(the whole machine)</font>>")])
+    shared = {label: names for label, names in forks}
+    for label, names in forks:
+        dot.node(f"fork {label}", [("shape", "diamond"), ("style", "filled"), ("fillcolor", "#fff4d6"),
+                                   ("URL", f"{opener_stem(label)}.svg"), ("target", "_top"),
+                                   ("tooltip", f"{label} opens {', '.join(names)}: what follows it decides"),
+                                   ("label", f"<{_h(label)}<br/><font point-size=\"8\">fork</font>>")])
+        dot.edge("text", f"fork {label}", [])
+    for d in dialects:
+        # (two lines a box: its name and title; the grammar is on the dialect's own view)
+        reasoning = ", ".join(_unique(r.open.shown() for r in d.reasoning))
+        rows = [_row(f"<b>{_h(d.name)}</b>" + (_font(_h("  reasoning " + reasoning), "#777777") if reasoning else "")),
+                _row(_font(_h(d.title), "#333333"))]
+        dot.node(f"dialect {d.name}", [("shape", "box"), ("style", "rounded"), ("URL", f"dialect-{d.name}.svg"),
+                                       ("target", "_top"), ("tooltip", f"{d.name}: {d.title}"),
+                                       ("label", f"<{_table(rows)}>")])
+        for opener, tolerated in _openers(d):
+            if opener in shared and d.name in shared[opener]:
+                dot.edge(f"fork {opener}", f"dialect {d.name}", [])
+            else:
+                attrs = [("label", f"<{_h(opener)}{' (tolerated)' if tolerated else ''}>")]
+                dot.edge("text", f"dialect {d.name}", attrs + ([("style", "dashed")] if tolerated else []))
+    dot.lines.append("}")
+    return "\n".join(dot.lines) + "\n"

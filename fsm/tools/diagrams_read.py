@@ -108,6 +108,11 @@ def view_of(dialects: Sequence[Dialect | str], name: str = "") -> View:
     return View(name or "dialect-" + "+".join(d.name for d in ds), title, ds)
 
 
+def opener_stem(label: str) -> str:
+    """The file stem of the view of a shared opener (``<tool_call>`` → ``opener-tool_call``)."""
+    return "opener-" + (re.sub(r"[^0-9A-Za-z_]+", "_", label).strip("_") or "shared")
+
+
 def views(selected: Sequence[str | Dialect] | None = None) -> list[View]:
     """The overview, one view per dialect, and one per opener several dialects share
     (``selected``: those dialects' views only, and their shared openers)."""
@@ -121,7 +126,7 @@ def views(selected: Sequence[str | Dialect] | None = None) -> list[View]:
     for fork in compose(every).forks:
         names = [c.dialect for c in fork.candidates]
         ds = tuple(d for d in every if d.name in names)
-        stem = "opener-" + (re.sub(r"[^0-9A-Za-z_]+", "_", fork.opener_label).strip("_") or "shared")
+        stem = opener_stem(fork.opener_label)
         about = f"{fork.opener_label} opens {', '.join(names)}: the lookahead that decides"
         out.append(View(stem, f"callsieve: the shared opener {fork.opener_label}", ds, about))
     return out
