@@ -296,6 +296,10 @@ class JsonCall:
     arguments: tuple[str, ...] = ("arguments", "parameters")
     id: tuple[str, ...] = ()
     label: str = '{"name": …, "arguments": {…}}'
+    #: The object's one key is the call's name and its value the arguments object
+    #: (Apertus: ``{"get_weather": {"city": "Paris"}}``); ``name``, ``arguments`` and
+    #: ``id`` are then not read.
+    keyed: bool = False
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,8 @@ Both open with the same two markers; only what follows ``<｜tool▁call▁begin
 them apart (``function<｜tool▁sep｜>NAME`` vs ``NAME<｜tool▁sep｜>{``), so each block
 declares a ``decide`` pattern over the text after the section opener. In V3 the
 ```` ```json ```` fence is grammar, not prose.
+
+The markers are special tokens: serve with ``skip_special_tokens=False``.
 """
 
 from __future__ import annotations

@@ -29,6 +29,9 @@ Tolerated (dialects.md §1, §10; each with its Diagnostic, none under ``strict`
 - ``unwrapped_arguments``: every argument wrapped in one ``arguments`` parameter;
 - ``doubled_lt``: a ``<`` written twice before a DSML marker (``<<｜DSML｜tool_calls>``),
   a ``Prefix`` of every DSML marker but a value's close.
+
+The markers are not single special tokens, but vLLM forces
+``skip_special_tokens=False`` for them all the same; serve with it.
 """
 
 from __future__ import annotations

@@ -21,7 +21,9 @@ which closes it only where ``<arg_key>`` or ``</tool_call>`` follows (a literal
 Tolerated (dialects.md §12; each with its Diagnostic, none under ``strict``):
 ``</arg_key>`` written twice (``doubled_key_close``), the value's ``<arg_value>`` left
 out (``missing_value_open``), ``<arg_key>`` written twice (``doubled_key_open``), and
-``</arg_value>`` after a zero-argument name (``stray_value_close``).
+``</arg_value>`` after a zero-argument name (``stray_value_close``); Ling 3's newline
+after the name written as the two characters ``\n`` (``literal_newline``;
+dialects-long-tail.md §24: Ling 3 is this grammar, the alias ``ling3``).
 
 Values: the template writes strings raw and anything else as JSON, so a value is JSON
 when it parses, else raw text (``ValueStyle.json_when_valid``): a string-typed
@@ -66,8 +68,9 @@ ARG_VALUE_END = Marker(close_tag("arg_value"), ("</arg_value>",), "</arg_value>"
 #: it, they are prose mentioning the opener: ``<tool_call> and </tool_call>``). It does
 #: not begin with what begins another dialect's body after ``<tool_call>`` (a JSON
 #: object or array, a tag), nor with a quote: the fork reads this pattern to tell GLM
-#: apart, and what it accepts a GLM block accepts.
-NAME = r"(?P<name>[^\s<>\uff1c\uff1e{}\[\]\"'][^\s<>\uff1c]{0,127})\s*"
+#: apart, and what it accepts a GLM block accepts. No backslash: one begins Ling 3's
+#: literal ``\n`` (``LITERAL_NEWLINE``).
+NAME = r"(?P<name>[^\s<>\uff1c\uff1e{}\[\]\"'\\][^\s<>\uff1c\\]{0,127})\s*"
 #: A key: one line, no angle brackets (spaces around it are dropped).
 KEY = r"\s*(?P<name>[^\s<>\uff1c](?:[^<>\uff1c\n]{0,126}[^\s<>\uff1c])?)\s*"
 
@@ -75,6 +78,9 @@ KEY = r"\s*(?P<name>[^\s<>\uff1c](?:[^<>\uff1c\n]{0,126}[^\s<>\uff1c])?)\s*"
 #: (``<tool_call>get_time</arg_value></tool_call>``): a marker the format does not have,
 #: read there only (before ``</tool_call>``), so it never stands for a value's close.
 STRAY_VALUE_CLOSE = Opt(ARG_VALUE_END, stray="stray_value_close")
+#: Tolerated (Ling 3, SGLang's ling3 detector): the newline after the name written as
+#: the two characters ``\n`` (``<tool_call>get_weather\n<arg_key>…``).
+LITERAL_NEWLINE = Opt(Marker(r"\\n", ("\\n",), "\\n"), stray="literal_newline")
 #: Tolerated (sigit PR #95): ``<arg_key>`` written twice (``<arg_key><arg_key>city</arg_key>``).
 DOUBLED_KEY_OPEN = Opt(ARG_KEY, stray="doubled_key_open")
 #: Tolerated (GLM-5, vLLM #49248): the value's ``<arg_value>`` left out
@@ -87,6 +93,7 @@ BLOCK = Block(
     Call(
         None,
         Capture(NAME, max_chars=160, label="NAME"),
+        LITERAL_NEWLINE,
         Alt(STRAY_VALUE_CLOSE, Many(Param(
             ARG_KEY,
             Raw(ARG_VALUE_END, ValueStyle(json_when_valid=True)),

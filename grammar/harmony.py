@@ -22,6 +22,8 @@ Every harmony token is framing: ``<|end|>``, ``<|return|>`` and the header ride 
 ``raw`` of the Reasoning, Text or call beside them, never in text. A stream that ends
 inside a body keeps what it has: reasoning, text, or, for a call, its text with an
 ``unterminated_block`` Diagnostic.
+
+Every harmony token is a special token: serve with ``skip_special_tokens=False``.
 """
 
 from __future__ import annotations

@@ -10,6 +10,9 @@ One call per block, several blocks in a row. The body is one strict JSON object:
 name under ``name``, the arguments object under ``arguments`` (or ``parameters``), in
 any key order. A ``</tool_call>`` inside a JSON string is data (sglang PR #28698). It
 shares ``<tool_call>`` with qwen3_coder (and GLM): what follows the opener decides.
+
+``<tool_call>`` is a special token in Qwen2.5/3 and in some Granite 4 checkpoints
+(the alias ``granite4``): serve those with ``skip_special_tokens=False``.
 """
 
 from __future__ import annotations

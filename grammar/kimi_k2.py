@@ -7,6 +7,8 @@ Wire format (shared/reference/dialects.md §7)::
 The call text is the wire id (kept as the call's id) and holds the name; names may
 hold ``-`` and ``.`` (SGLang's ``[\\w.]+`` drops the first; vLLM's ``split(".")[-1]``
 cuts ``mcp.read`` to ``read``). vLLM's singular section spelling is accepted.
+
+The markers are special tokens: serve with ``skip_special_tokens=False``.
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ There is no close marker: a call ends when its JSON completes, and the block whe
 grammar stops. Wire ids are kept as the model wrote them (mistral-common requires 9
 alphanumerics; a generated ``call_0`` would break it). Optional whitespace after
 ``[TOOL_CALLS]`` (the SentencePiece templates write ``[TOOL_CALLS] [``).
+
+``[TOOL_CALLS]``, ``[ARGS]`` and ``[CALL_ID]`` are special tokens: serve with
+``skip_special_tokens=False``.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ import re
 from typing import Iterable
 
 from callsieve.grammar import (
+    apertus,
     cohere_command,
     deepseek,
     dsml,
@@ -19,6 +20,7 @@ from callsieve.grammar import (
     inkling,
     internlm,
     kimi_k2,
+    kimi_k3,
     longcat,
     minimax_m2,
     mistral,
@@ -39,6 +41,7 @@ REGISTRY: dict[str, Dialect] = {
         # the long tail (dialects-long-tail.md)
         granite.DIALECT, granite.DIALECT_20B, nemotron.DIALECT, cohere_command.DIALECT, seed_oss.DIALECT,
         internlm.DIALECT, hunyuan.DIALECT, step3.DIALECT, longcat.DIALECT, gigachat3.DIALECT, inkling.DIALECT,
+        kimi_k3.DIALECT, apertus.DIALECT,
     )
 }
 #: The built-in names; ``Sieve()`` (dialects=None) enables these, not registered extras.
@@ -104,6 +107,11 @@ ALIASES: dict[str, str] = {
     "granite4": "hermes",
     "nemotron_json": "nemotron",
     "seedoss": "seed_oss",
+    # Ling 3 writes GLM-4.5's grammar; glm45 reads its looser newlines (literal_newline)
+    "ling3": "glm45",
+    "kimik3": "kimi_k3",
+    # Apertus (vLLM apertus, SGLang apertus2509)
+    "apertus2509": "apertus",
 }
 _checked: set[Dialect] = set()
 

@@ -14,7 +14,9 @@ Inside the block the grammar is Qwen3-Coder's (``callsieve.grammar.qwen3_coder``
 tolerances included): raw values with one leading and one trailing newline stripped,
 typed by the tool schema, and a ``</parameter>`` that closes a value only where another
 parameter, ``</function>`` or the block's close follows (vLLM cuts at the first one).
-``<seed:tool_call>`` and ``</seed:tool_call>`` are vocabulary tokens. Reasoning is
+``<seed:tool_call>`` and ``</seed:tool_call>`` are vocabulary tokens (vLLM refuses to
+start without them): a server that marks them special must keep them
+(``skip_special_tokens=False``). Reasoning is
 ``<seed:think>`` … ``</seed:think>`` (vLLM returns it inside the content; here it is
 reasoning). Not yet read: bare ``<function=…>`` blocks without the wrapper, which
 vLLM parses too (qwen3_coder reads those, as its ``missing_block_open`` tolerance).

@@ -69,10 +69,18 @@ class Triggers:
 
     def expand(self, classes: Iterable[str], start: Iterable[str]) -> tuple[str, ...]:
         start = tuple(start)
+        classes = tuple(classes)
         if self.excluded is None:
             out: list[str] = []
             for t in self.named:
                 out.extend(start if t == START else (t,))
+                if t == OTHER:
+                    # A class a composed machine adds for a start character outside the
+                    # base classes (an ``a`` that begins a marker somewhere) is still an
+                    # "other" character wherever that marker is not listened for: the
+                    # JSON body's ``false`` must not lose its ``a``.
+                    out.extend(c for c in classes if c not in CLASSES and c != OTHER and c not in start
+                               and c not in self.named)
             return tuple(out)
         drop = set(start) if START in self.excluded else set()
         drop |= set(self.excluded)

@@ -9,7 +9,7 @@ from hypothesis import given, strategies as st
 
 import callsieve
 from callsieve.events import merged
-from strategies import REASONING_POLICIES, framing, prefills, DIALECTS, Expected, any_dialect, chunks, close_literals, document, run, soup, calls, texts
+from strategies import REASONING_POLICIES, framing, prefills, DIALECTS, Expected, any_dialect, any_dialect_set, chunks, close_literals, document, run, soup, calls, texts
 from callsieve.grammar.api import Dialect
 
 
@@ -203,7 +203,7 @@ def test_a_block_over_the_limit_is_released_as_text(data: st.DataObject) -> None
 # 7. Total -------------------------------------------------------------------------
 @given(st.text(), st.data())
 def test_feed_never_raises_on_any_text(doc: str, data: st.DataObject) -> None:
-    names = data.draw(st.lists(st.sampled_from(list(callsieve.DIALECTS)), min_size=1, unique=True))
+    names = data.draw(any_dialect_set)
     events = run(data.draw(chunks(doc)), dialects=names, start_in_reasoning=data.draw(st.booleans()) and prefills(names))
     assert "".join(e.raw for e in events) == doc
 
@@ -239,7 +239,7 @@ def test_feed_never_raises_on_grammar_soup_with_every_option_random(data: st.Dat
     """Point 7 with every option drawn (issue 12, item 7): dialects, tools, both
     policies (``"raise"`` included: only MalformedBlockError, carrying its events),
     limits down to one character, reasoning on or off, the runner."""
-    names = data.draw(st.one_of(st.none(), st.lists(st.sampled_from(list(callsieve.DIALECTS)), min_size=1, unique=True)))
+    names = data.draw(st.one_of(st.none(), any_dialect_set))
     reasoning = data.draw(st.booleans())
     kw = dict(
         dialects=names,

@@ -299,7 +299,7 @@ def test_the_tool_call_fork_has_a_branch_per_dialect_and_draws_each() -> None:
     # (branches to one state share an edge: hermes's and granite's JSON bodies)
     assert sorted(d for b in branches for d in re.findall(r"if: fork_is:(\w+)", b)) == ["glm45", "granite", "hermes", "qwen3_coder"]
     # (GLM's decider is its grammar after the opener: the name, then a marker that may follow it)
-    assert any("glm45: next is NAME, then &lt;/arg_value&gt; | &lt;arg_key&gt;" in b for b in branches)
+    assert any("glm45: next is NAME, then \\n | &lt;/arg_value&gt; | &lt;arg_key&gt;" in b for b in branches)
 
 
 @pytest.mark.parametrize("mention", ["<tool_call> tags", "<tool_call> and </tool_call>", "<tool_call>s", "<tool_call>-style markup"])

@@ -114,4 +114,8 @@ def test_every_server_parser_name_in_the_dialect_table_resolves_to_its_rows_dial
         for alias in re.findall(r"`([^`]+)`", vllm + " " + sglang):
             found = lookup(alias)
             assert found is not None and found.name == name, f"{alias!r} should resolve to {name}"
-    assert seen == set(BUILTIN), f"the table lacks {set(BUILTIN) - seen}"
+    # README's table stays short; every built-in dialect is in it or in docs/dialects.md
+    listed = ROOT / "docs" / "dialects.md"
+    elsewhere = set(re.findall(r"`([a-z0-9_]+)`", listed.read_text(encoding="utf-8"))) if listed.exists() else set()
+    missing = set(BUILTIN) - seen - elsewhere
+    assert not missing, f"neither README's table nor docs/dialects.md names {sorted(missing)}"

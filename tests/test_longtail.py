@@ -6,6 +6,7 @@ reference lists, pinned as examples callsieve gets right."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,6 +142,33 @@ EXAMPLES = [
         '<｜DSML｜ parameter name="city" string="true">Paris</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n</｜DSML｜ calls>',
         [("get_weather", {"city": "Paris"})], "Let me check.\n\n", reads_as="dsml",
     ),
+    Example(  # §20
+        "apertus", "apertus2509",
+        'I will check. <|tools_prefix|>[{"get_weather": {"city": "Paris"}}, {"get_time": {"tz": "CET"}}]<|tools_suffix|>',
+        WEATHER_TIME, "I will check. ", reads_as="apertus",
+    ),
+    Example(  # §20: the suffix left out (a truncated stream)
+        "apertus_no_suffix", "apertus",
+        '<|tools_prefix|>[{"get_weather": {"city": "Paris"}}]',
+        [("get_weather", {"city": "Paris"})],
+    ),
+    Example(  # §22
+        "kimi_k3", "kimi_k3",
+        '<|open|>response<|sep|>Checking.<|close|>response<|sep|><|open|>tools<|sep|><|open|>call tool="python" index="1"<|sep|>'
+        '<|open|>argument key="code" type="string"<|sep|>print("<b>")<|close|>argument<|sep|>'
+        '<|open|>argument key="opts" type="object"<|sep|>{"a":1}<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>',
+        [("python", {"code": 'print("<b>")', "opts": {"a": 1}})], "Checking.",
+    ),
+    Example(  # §24
+        "ling3", "ling3",
+        "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
+        [("get_weather", {"city": "Paris"})], reads_as="glm45",
+    ),
+    Example(  # §24: no newline after the name; a zero-argument call
+        "ling3_compact", "ling3",
+        "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call><tool_call>get_time</tool_call>",
+        [("get_weather", {"city": "Paris"}), ("get_time", {})], reads_as="glm45",
+    ),
     Example(  # §25
         "inkling", "inkling",
         '<|message_model|>get_weather<|content_invoke_tool_json|>{"name":"get_weather","args":{"city":"Paris"}}<|end_message|>',
@@ -195,6 +223,10 @@ SERVER_NAMES = {
     "deepseek_v41": "dsml",
     "deepseekv41": "dsml",
     "inkling": "inkling",
+    "apertus": "apertus",
+    "apertus2509": "apertus",
+    "kimi_k3": "kimi_k3",
+    "ling3": "glm45",
 }
 
 
@@ -323,6 +355,114 @@ def test_granite_and_hermes_share_the_tool_call_opener() -> None:
     assert [e.dialect for e in events if isinstance(e, callsieve.ToolCall)] == ["hermes", "granite"]
 
 
+def test_ling3_literal_newline_after_the_name_is_read_and_said() -> None:
+    doc = "<tool_call>get_weather\\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>"
+    for size in (0, 1):
+        events = parsed(doc, size, dialects=["ling3"])
+        assert calls(events) == [("get_weather", {"city": "Paris"})]
+        assert codes(events) == ["literal_newline"]
+    assert codes(parsed(doc, dialects=["ling3"], strict=True)) == ["malformed_block"]
+
+
+def test_kimi_k3_a_raw_close_in_a_string_value_is_data() -> None:
+    """vLLM's K3 parser cuts a string value at its first raw ``<|close|>``."""
+    doc = ('<|open|>call tool="write"<|sep|><|open|>argument key="text" type="string"<|sep|>a<|close|>b <|close|>'
+           'argument<|sep|><|close|>call<|sep|>')
+    for size in (0, 1):
+        assert calls(parsed(doc, size, dialects=["kimi_k3"])) == [("write", {"text": "a<|close|>b "})]
+
+
+def test_kimi_k3_spaced_special_tokens_are_read() -> None:
+    """With ``spaces_between_special_tokens`` on, the markers arrive as ``<|open|> call …``."""
+    doc = ('<|open|> call tool="f" <|sep|><|open|> argument key="n" type="integer" <|sep|>3<|close|> argument <|sep|>'
+           "<|close|> call <|sep|>")
+    assert calls(parsed(doc, 1, dialects=["kimi_k3"])) == [("f", {"n": 3})]
+
+
+def test_kimi_k3_a_value_that_is_not_json_stays_a_string_with_a_diagnostic() -> None:
+    doc = ('<|open|>call tool="f"<|sep|><|open|>argument key="n" type="integer"<|sep|>three<|close|>argument<|sep|>'
+           "<|close|>call<|sep|>")
+    events = parsed(doc, dialects=["kimi_k3"])
+    assert calls(events) == [("f", {"n": "three"})] and codes(events) == ["type_mismatch"]
+
+
+def test_apertus_a_call_object_of_two_keys_is_malformed() -> None:
+    doc = '<|tools_prefix|>[{"a": {}, "b": {}}]<|tools_suffix|>'
+    events = parsed(doc, dialects=["apertus"])
+    assert calls(events) == [] and codes(events) == ["malformed_block"]
+    assert "".join(e.raw for e in events) == doc
+    # (the call "a" was streamed before its second key: abandoned, its input in that event)
+    assert [e.name for e in events if isinstance(e, callsieve.ToolCallAbandoned)] == ["a"]
+
+
 def test_inkling_payload_key_is_args() -> None:
     doc = '<|message_model|>f<|content_invoke_tool_json|>{"name": "f", "args": {"a": [1, 2]}}<|end_message|>'
     assert calls(parsed(doc, 1, dialects=["inkling"])) == [("f", {"a": [1, 2]})]
+
+
+# ---------------------------------------------------------------- docs/dialects.md
+def _dialects_table() -> list[list[str]]:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "dialects.md").read_text(encoding="utf-8")
+    rows = []
+    for line in text.split("<!-- dialects-table", 1)[1].splitlines()[3:]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))])
+    return rows
+
+
+def test_docs_dialects_table_has_every_built_in_dialect_and_each_name_resolves_to_its_row() -> None:
+    from callsieve.grammar.registry import BUILTIN, lookup
+
+    seen = set()
+    for _model, dialect, vllm, sglang, _tokens in _dialects_table():
+        name = dialect.strip("`")
+        assert name in BUILTIN, name
+        seen.add(name)
+        for alias in re.findall(r"`([^`]+)`", vllm + " " + sglang):
+            found = lookup(alias)
+            assert found is not None and found.name == name, f"{alias!r} should resolve to {name}"
+    assert seen == set(BUILTIN), f"docs/dialects.md lacks {set(BUILTIN) - seen}"
+
+
+def test_every_dialect_that_needs_special_tokens_says_so_in_its_docstring() -> None:
+    for _model, dialect, _v, _s, tokens in _dialects_table():
+        if tokens.startswith("keep"):
+            name = dialect.strip("`")
+            assert "skip_special_tokens=False" in (_module_of(name).__doc__ or ""), name
+
+
+def _module_of(name: str) -> object:
+    """The module of callsieve.grammar that declares a built-in dialect."""
+    import importlib
+    import pkgutil
+
+    import callsieve.grammar as grammar
+    from callsieve.grammar.registry import REGISTRY
+
+    for info in pkgutil.iter_modules(grammar.__path__):
+        mod = importlib.import_module(f"callsieve.grammar.{info.name}")
+        if info.name != "registry" and any(v is REGISTRY[name] for v in vars(mod).values()):
+            return mod
+    raise LookupError(name)
+
+
+@pytest.mark.parametrize("other", ["kimi_k3", "acme_letter"])
+def test_a_marker_that_begins_with_a_letter_leaves_json_literals_whole(other: str) -> None:
+    """kimi_k3 listens for ``argument<|sep|>`` after a value: ``a`` gets a character class
+    of its own, and the JSON body's rules written for "any other character" must still
+    take it (``false``, ``\\u00ba``, ``1e5`` lost their letters: found by the contract
+    properties with every dialect enabled)."""
+    from callsieve.grammar.api import Block, Dialect, JsonArgs, Marker, Call, Capture
+
+    letter = Dialect("acme_letter", "a marker that begins with a letter", (Block(
+        Marker(r"<call\s", ("<call ",)), Call(None, Capture(r"(?P<name>\w{1,32})", label="NAME"),
+                                              Marker(r"fargs:", ("fargs:",)), JsonArgs(), close=None),
+        Marker(r"</call>", ("</call>",))),))
+    enabled = ["kimi_k2", other if other != "acme_letter" else letter]
+    doc = ('<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>'
+           '{"a": false, "b": "\\u00ba", "c": [1e5, null, true]}<|tool_call_end|><|tool_calls_section_end|>')
+    for size in (0, 1):
+        assert calls(parsed(doc, size, dialects=enabled)) == [("f", {"a": False, "b": "º", "c": [100000.0, None, True]})]

@@ -429,6 +429,9 @@ class JsonBodyModel(CaptureModel):
         elif f.role == CALL:
             shape = self.jshape
             assert isinstance(shape, JsonCall)
+            if shape.keyed:
+                self._keyed_call(key)
+                return
             self.jrole = NAME if key in shape.name else ARGS if key in shape.arguments else ID if key in shape.id else SKIP
             if self.jrole == ARGS:
                 call = self._call()
@@ -438,6 +441,22 @@ class JsonBodyModel(CaptureModel):
                     call.args_started = True
         else:
             self.jrole = SKIP
+
+    def _keyed_call(self, key: str) -> None:
+        """A call object keyed by its name (``JsonCall(keyed=True)``, Apertus's
+        ``{"get_weather": {…}}``): its one key names the call, its value is the
+        arguments; a second key makes the body malformed."""
+        self.jrole = ARGS
+        call = self._call()
+        if call is None:
+            return
+        if call.args_started:
+            self.jbad = f"a call keyed by its name has a second key ({key!r})"
+        elif not key or len(key) > 256:
+            self.jbad = "the call's name is empty or too long"
+        else:
+            self.name_call(call, key)
+            call.args_started = True
 
     # ------------------------------------------------------ numbers, literals
     def j_token_begin(self, ch: str) -> None:
