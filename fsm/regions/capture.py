@@ -11,7 +11,7 @@ capture's ``name`` to the parameter that follows). A capture that does not match
 runs past ``max_chars``, makes the block malformed.
 
 A capture dies where it can no longer be one: at the first character its pattern can
-never take (the held text is no longer a prefix of a match: ``capture_dead``), and at
+never take (the held text is no longer a prefix of a match: ``capture_fails``), and at
 a block opener of any enabled dialect (listened for in every capture by the composer).
 Its block is malformed there, and the character, or the opener, is read again where
 the block came from: a name capture opened by a prose mention of a marker (Mistral's
@@ -41,7 +41,7 @@ class CaptureModel(BlockModel):
     capture_rx: Any = None
     #: a character its pattern can never take was read (a rejected tag's first
     #: character, taken by the sink): the capture dies at the next character that is
-    #: no start character (``capture_dead``), or at its end (``end_capture``)
+    #: no start character (``capture_fails``), or at its end (``end_capture``)
     capture_spoilt = False
 
     def capture_begin(self, ch: str = "") -> None:
@@ -76,17 +76,18 @@ class CaptureModel(BlockModel):
         if rx is not None and rx.fullmatch(self.captured, partial=True) is None:
             self.capture_spoilt = True
 
-    def capture_dead(self, ch: str) -> bool:
-        """``ch`` (or a character taken before it) is one the capture's pattern can
-        never take there: no text that begins with what is held would match it."""
-        if self.capture_spoilt:
+    def capture_fails(self, ch: str) -> bool:
+        """The capture cannot go on with ``ch``: it is ``max_chars`` long already, or
+        ``ch`` (or a character taken before it) is one its pattern can never take there
+        (no text that begins with what is held would match it), unless ``ch`` is one of
+        its end characters, which end it and belong to the markup."""
+        body = getattr(self.capture_leaf, "body", None)
+        if not isinstance(body, Capture):
+            return False
+        if len(self.captured) >= body.max_chars or self.capture_spoilt:
             return True
         rx = self.capture_rx
-        return rx is not None and rx.fullmatch(self.captured + ch, partial=True) is None
-
-    def capture_too_long(self, ch: str) -> bool:
-        body = getattr(self.capture_leaf, "body", None)
-        return isinstance(body, Capture) and len(self.captured) >= body.max_chars
+        return rx is not None and ch not in body.end_chars and rx.fullmatch(self.captured + ch, partial=True) is None
 
     def capture_is(self, leaf_name: str) -> bool:
         return getattr(self.capture_leaf, "name", None) == leaf_name
@@ -137,9 +138,7 @@ def _compiled(pattern: str) -> Any:
 STATES = (StateDecl("in_capture", "text up to what the structure allows next (a name, an id)", in_block=True, owner="capture", sink="capture_sink"),)
 
 RULES = (
-    *on("in_capture", but(START), "text", "abort_block", "reprocess", when=["capture_too_long"], rank=1),
-    # (after a capture's end characters, rows of rank 20 and on: they belong to the markup)
-    *on("in_capture", but(START), "text", "abort_block", "reprocess", when=["capture_dead"], rank=85),
+    *on("in_capture", but(START), "text", "abort_block", "reprocess", when=["capture_fails"], rank=1),
     *on("in_capture", START, "maybe_tag", "tag_begin", rank=10),
     *on("in_capture", but(START), "in_capture", "capture_char", rank=90),
     *on("in_capture", [EOF_TRIGGER], "text", "abort_block_eof"),
