@@ -163,6 +163,7 @@ SEVERITY: dict[str, Severity] = {
     "arguments_as_string": "tolerated",
     "lone_surrogate": "tolerated",
     "raw_control_character": "tolerated",
+    "duplicate_call_id": "tolerated",
 }
 
 
@@ -207,6 +208,7 @@ class Diagnostic:
     ``unwrapped_arguments``, ``doubled_key_close``,
     ``glued_content_type``, ``param_close_variant``, ``doubled_lt``, ``missing_value_open``,
     ``doubled_key_open``, ``stray_value_close``, ``lone_surrogate``, ``raw_control_character``;
+    ``duplicate_call_id`` (a wire id given twice in one stream, made unique: ``ID#2``);
     and ``arguments_as_string`` (arguments written as a JSON-encoded string, decoded once:
     the format of some models, so also under ``strict=True``). ``message`` says what happened, for people;
     ``raw`` holds input only when the policy dropped it.

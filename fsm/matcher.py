@@ -316,7 +316,7 @@ def _factored(patterns: list[str], start_chars: str) -> tuple[str, str]:
     """
     rests: list[str] = []
     others: list[str] = []
-    for p in patterns:
+    for p in (b for whole in patterns for b in _branches(whole)):
         atom = _lead_atom(p, start_chars)
         if atom is None or p[len(atom) : len(atom) + 1] in ("?", "*", "+", "{") or _top_level_bar(p):
             others.append(f"(?:{p})")
@@ -324,6 +324,63 @@ def _factored(patterns: list[str], start_chars: str) -> tuple[str, str]:
             rests.append(p[len(atom):])
     rest = "(?:" + "|".join(f"(?:{r})" for r in rests) + ")" if rests else ""
     return rest, "|".join(others)
+
+
+def _branches(p: str) -> list[str]:
+    """``p``'s alternatives: split at its top-level bars, each one a whole ``(?:…)`` group
+    unwrapped and split again. A shared opener's pattern is such an alternation
+    (``(?:<tool_call…>)|(?:<tool_call…>)``); whole, it cannot be factored behind the
+    start characters, and one unfactored alternative costs ``re`` its skip to the next
+    start character: a try of the pattern at every position of the prose."""
+    parts = _split_top(p)
+    if len(parts) == 1:
+        inner = _whole_group(p)
+        return _branches(inner) if inner is not None else [p]
+    return [b for part in parts for b in _branches(part)]
+
+
+def _whole_group(p: str) -> str | None:
+    """The inside of ``p`` when ``p`` is one ``(?:…)`` group, unquantified."""
+    if not p.startswith("(?:"):
+        return None
+    bars = _split_top(p, until_close=True)
+    return p[3:-1] if bars == [p] else None
+
+
+def _split_top(p: str, until_close: bool = False) -> list[str]:
+    """``p`` split at its top-level bars (outside every group and class). With
+    ``until_close``: ``[p]`` only if ``p``'s first group closes at its last character."""
+    depth = 0
+    in_class = False
+    i = 0
+    start = 0
+    out: list[str] = []
+    while i < len(p):
+        c = p[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            if c == "]":
+                in_class = False
+        elif c == "[":
+            in_class = True
+            if p[i + 1 : i + 2] == "^":
+                i += 1
+            if p[i + 1 : i + 2] == "]":
+                i += 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if until_close and depth == 0:
+                return [p] if i == len(p) - 1 else []
+        elif c == "|" and depth == 0:
+            out.append(p[start:i])
+            start = i + 1
+        i += 1
+    out.append(p[start:])
+    return out
 
 
 def _top_level_bar(p: str) -> bool:

@@ -25,10 +25,12 @@ Theory of operation:
    call is open, the decided arguments dict once it closed) and
    ``streamed_args_for_tool[i]`` the argument text sent; so the servers' "remaining
    arguments" at the end of a stream is always empty, never a second copy.
-5. A call whose start was sent and that the sieve then abandoned (its block proved
-   malformed or unterminated) is listed in ``incomplete`` (SGLang reads it to keep
-   ``finish_reason`` from becoming ``"tool_calls"``); ``calls_made`` counts the calls
-   that were decided.
+5. A call the sieve abandons (``ToolCallAbandoned``: its block proved malformed, or
+   the stream ended inside it) is shown once: its markup is neither content nor a call.
+   If its start was sent it is listed in ``incomplete`` (SGLang reads it to keep
+   ``finish_reason`` from becoming ``"tool_calls"``); sent whole
+   (``stream_arguments=False``) it was never sent at all. ``calls_made`` counts the
+   calls that were decided.
 """
 
 from __future__ import annotations
@@ -36,8 +38,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Mapping
 
-from callsieve.events import Event, Reasoning, Text, ToolCall, ToolCallDelta, ToolCallStart
+from callsieve.events import Event, Reasoning, Text, ToolCall, ToolCallAbandoned, ToolCallDelta, ToolCallStart
 from callsieve.grammar.api import Dialect
+from callsieve.grammar.registry import ALIASES, REGISTRY
 from callsieve.sieve import Sieve
 
 ReasoningRoute = Literal["reasoning", "content"]
@@ -145,6 +148,11 @@ class ServerStream:
                 self._delta(e.index, e.arguments, step)
             elif isinstance(e, ToolCall):
                 self._done(e, step)
+            elif isinstance(e, ToolCallAbandoned):
+                # Shown once: the markup is in e.raw and goes nowhere; a streamed
+                # entry stays incomplete (its closing brace is never sent).
+                if e.index in self._started:
+                    self.incomplete.add(e.index)
         step.content = "".join(content)
         step.reasoning = "".join(reasoning)
         return step
@@ -196,3 +204,16 @@ class ServerStream:
         calls = [CallPiece(e.index, e.arguments_json, id=e.id, name=e.name) for e in events if isinstance(e, ToolCall)]
         return Step(content=first.content + last.content, reasoning=first.reasoning + last.reasoning,
                     calls=calls, events=events)
+
+
+def parser_names() -> dict[str, tuple[str, ...] | None]:
+    """The parser names the server plugins register, each with the dialects it enables:
+    ``callsieve`` (None: ``CALLSIEVE_DIALECTS`` or every built-in dialect) and
+    ``callsieve-<name>`` for every registered dialect and alias, spelt with ``_`` and with
+    ``-`` (the servers' own names use both: ``minimax-m2``, ``gpt-oss``, ``qwen3_coder``)."""
+    names: dict[str, tuple[str, ...] | None] = {"callsieve": None}
+    for name in [*REGISTRY, *ALIASES]:
+        names[f"callsieve-{name}"] = (name,)
+    for name in [*REGISTRY, *ALIASES]:
+        names.setdefault(f"callsieve-{name.replace('_', '-')}", (name,))
+    return names

@@ -47,8 +47,8 @@ from sglang.srt.function_call.function_call_parser import FunctionCallParser
 from sglang.srt.parser import reasoning_parser as sglang_reasoning
 
 from callsieve.events import Diagnostic, Reasoning
-from callsieve.grammar.registry import ALIASES, REGISTRY, resolve
-from callsieve.serving import ServerStream, Step
+from callsieve.grammar.registry import resolve
+from callsieve.serving import ServerStream, Step, parser_names
 
 __all__ = ["CallsieveDetector", "CallsieveReasoningDetector", "parser_names", "register",
            "detector_class", "reasoning_detector_class"]
@@ -184,14 +184,6 @@ class CallsieveReasoningDetector(sglang_reasoning.BaseReasoningFormatDetector):
 
 
 # ---------------------------------------------------------------------- registration
-def parser_names() -> dict[str, tuple[str, ...] | None]:
-    """Every name this plugin registers, with the dialects it enables."""
-    names: dict[str, tuple[str, ...] | None] = {"callsieve": None}
-    for name in [*REGISTRY, *ALIASES]:
-        names[f"callsieve-{name}"] = (name,)
-    return names
-
-
 _detectors: dict[str, type[CallsieveDetector]] = {}
 _reasoning: dict[str, type[CallsieveReasoningDetector]] = {}
 

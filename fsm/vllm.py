@@ -58,8 +58,8 @@ from vllm.reasoning import ReasoningParser, ReasoningParserManager
 from vllm.tool_parsers import ToolParser, ToolParserManager
 
 from callsieve.events import Diagnostic, Reasoning
-from callsieve.grammar.registry import ALIASES, REGISTRY, resolve
-from callsieve.serving import CallPiece, ServerStream, Step
+from callsieve.grammar.registry import resolve
+from callsieve.serving import CallPiece, ServerStream, Step, parser_names
 
 __all__ = [
     "CallsieveToolParser",
@@ -297,14 +297,6 @@ class CallsieveReasoningParser(ReasoningParser):
 
 
 # ---------------------------------------------------------------------- registration
-def parser_names() -> dict[str, tuple[str, ...] | None]:
-    """Every name this plugin registers, with the dialects it enables."""
-    names: dict[str, tuple[str, ...] | None] = {"callsieve": None}
-    for name in [*REGISTRY, *ALIASES]:
-        names[f"callsieve-{name}"] = (name,)
-    return names
-
-
 _tool_classes: dict[str, type[CallsieveToolParser]] = {}
 _reasoning_classes: dict[str, type[CallsieveReasoningParser]] = {}
 

@@ -52,8 +52,9 @@ ANALYSIS = r"<\|channel\|>\s*analysis(?=[\s<]|$)"
 #: ``to=functions.shelljson<|message|>``, read as the call ``shell``. Only where the
 #: header has no ``<|constrain|>`` and the recipient ends the header (no format word
 #: after it), and where what stands before ``json`` ends with a letter or digit (so
-#: ``to_json`` and ``parse-json`` keep their names); with ``tools=``, only when
-#: ``shell`` is a known tool and ``shelljson`` is not.
+#: ``to_json`` and ``parse-json`` keep their names); only with ``tools=``, when
+#: ``shell`` is a known tool and ``shelljson`` is not (a tolerance that renames a call
+#: needs a known tool for evidence: without one, ``geojson`` stays ``geojson``).
 GLUED_JSON = Variant(
     r"\A(?!.*<\|constrain\|>)(?s:.*)(?:^|[\s>])to=(?:functions\.)?"
     r"(?P<name>(?!assistant(?:[\s<]|$))[^\s<]{0,123}[A-Za-z0-9])json\Z",

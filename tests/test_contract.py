@@ -23,7 +23,10 @@ def test_no_leak_well_formed_blocks_leave_only_the_prose(data: st.DataObject) ->
     events = run(data.draw(chunks(doc)), dialects=[d.name])
     assert texts(events) == expected.text
     assert calls(events) == expected.calls
-    assert not [e for e in events if isinstance(e, callsieve.Diagnostic)]
+    # (Renderers number a block's wire ids from 0 (Kimi functions.f:0, Mistral's ids), so
+    # a document of several blocks may repeat one: a duplicate the input really holds,
+    # made unique and reported, as it must be.)
+    assert not [e for e in events if isinstance(e, callsieve.Diagnostic) and e.code != "duplicate_call_id"]
 
 
 @given(st.data())

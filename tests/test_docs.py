@@ -24,6 +24,9 @@ PRODUCES: dict[str, tuple[str, dict[str, Any]]] = {
     "type_mismatch": (CALL.format(name="f", params="<parameter=n>\nabc\n</parameter>\n"), {"tools": TOOLS}),
     "arguments_as_string": ('<tool_call>{"name": "f", "arguments": "{\\"n\\": 1}"}</tool_call>', {}),
     "lone_surrogate": ('<tool_call>{"name": "f", "arguments": {"n": "\\ud83d"}}</tool_call>', {}),
+    "duplicate_call_id": ("<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}"
+                          "<|tool_call_end|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}<|tool_call_end|>"
+                          "<|tool_calls_section_end|>", {}),
     "raw_control_character": ('<tool_call>{"name": "f", "arguments": {"n": "a\tb"}}</tool_call>', {}),
     "stray_reasoning_close": ("hmm</think>answer", {}),
     "reasoning_closed_by_call": ('<think>hmm <tool_call>{"name": "f", "arguments": {}}</tool_call>', {}),
@@ -39,7 +42,7 @@ PRODUCES: dict[str, tuple[str, dict[str, Any]]] = {
     "call_id_variant": ("<|tool_calls_section_begin|><|tool_call_begin|>functionsf5<|tool_call_argument_begin|>{}"
                         "<|tool_call_end|><|tool_calls_section_end|>", {"tools": TOOLS}),
     "doubled_key_close": ("<tool_call>f<arg_key>n</arg_key></arg_key><arg_value>1</arg_value></tool_call>", {}),
-    "glued_content_type": ("<|channel|>commentary to=functions.fjson<|message|>{}<|call|>", {}),
+    "glued_content_type": ("<|channel|>commentary to=functions.fjson<|message|>{}<|call|>", {"tools": TOOLS}),
     "param_close_variant": (CALL.format(name="f", params="<parameter=n>\n1\n</parameter1>\n"), {}),
     "doubled_lt": ('<<｜DSML｜tool_calls><｜DSML｜invoke name="f"></｜DSML｜invoke></｜DSML｜tool_calls>', {}),
     "missing_value_open": ("<tool_call>f<arg_key>n</arg_key>1</arg_value></tool_call>", {}),

@@ -217,7 +217,9 @@ def test_an_abandoned_call_does_not_make_finish_reason_tool_calls(sglang: Any) -
     broken = "Try: <tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<oops> ok"
     view = Server(sglang, "callsieve-qwen3_coder").stream(broken, QWEN_TOOLS)
     assert view.finish_reason == "stop"
-    assert view.content.endswith("<oops> ok")
+    # Its start and some arguments were streamed; its markup is never also content.
+    assert view.content == "Try: "
+    assert view.calls and view.calls[0][0] == "get_weather" and isinstance(view.calls[0][1], str)
 
 
 def test_reasoning_detector_splits_reasoning_and_leaves_calls_to_the_tool_detector(sglang: Any) -> None:
@@ -236,6 +238,7 @@ def test_detector_refuses_structure_info_clearly_and_is_registered(sglang: Any) 
     from callsieve.grammar.registry import ALIASES, REGISTRY
 
     names = {"callsieve"} | {f"callsieve-{n}" for n in [*REGISTRY, *ALIASES]}
+    names |= {"callsieve-minimax-m2", "callsieve-gpt-oss", "callsieve-qwen3-coder"}  # the servers' dashes
     assert names <= set(FunctionCallParser.ToolCallParserEnum) and names <= set(ReasoningParser.DetectorMap)
     from sglang.srt.entrypoints.openai.protocol import Tool
 

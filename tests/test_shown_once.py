@@ -101,3 +101,43 @@ def test_every_policy_abandons_a_truncated_call_the_same_way(policy: str, size: 
         "ToolCallStart", "ToolCallAbandoned", "Diagnostic"]
     assert texts(events) == "Hi "
     assert_shown_once(events, doc)
+
+
+# ---------------------------------------------------------------- ids, and tolerances with their own evidence
+KIMI_TWICE = ("<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}<|tool_call_end|>"
+              "<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{\"a\": 1}<|tool_call_end|><|tool_calls_section_end|>"
+              " and <|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}"
+              "<|tool_call_end|><|tool_calls_section_end|>")
+
+
+@pytest.mark.parametrize("runner", ["compiled", "reference"])
+@pytest.mark.parametrize("size", [0, 1, 9])
+def test_a_wire_id_given_twice_is_made_unique_with_a_diagnostic(size: int, runner: str) -> None:
+    parts = [KIMI_TWICE] if not size else [KIMI_TWICE[i : i + size] for i in range(0, len(KIMI_TWICE), size)]
+    events = run(parts, dialects=["kimi_k2"], runner=runner)
+    starts = [e.id for e in events if isinstance(e, callsieve.ToolCallStart)]
+    assert starts == ["functions.f:0", "functions.f:0#2", "functions.f:0#3"]
+    assert [e.id for e in events if isinstance(e, callsieve.ToolCall)] == starts
+    assert [e.code for e in events if isinstance(e, callsieve.Diagnostic)] == ["duplicate_call_id", "duplicate_call_id"]
+
+
+def test_openai_tool_calls_entries_never_share_an_id() -> None:
+    from callsieve.openai import StreamSieve
+
+    sieve = StreamSieve(["kimi_k2"])
+    out = sieve.push({"id": "x", "choices": [{"index": 0, "delta": {"content": KIMI_TWICE}, "finish_reason": "stop"}]})
+    ids = [tc["id"] for c in out for tc in (c["choices"][0]["delta"].get("tool_calls") or []) if tc.get("id")]
+    assert len(ids) == 3 and len(set(ids)) == 3
+
+
+@pytest.mark.parametrize("size", [0, 1, 4])
+def test_harmony_glued_json_renames_a_call_only_to_a_known_tool(size: int) -> None:
+    doc = "<|channel|>commentary to=functions.geojson<|message|>{}<|call|>"
+    parts = [doc] if not size else [doc[i : i + size] for i in range(0, len(doc), size)]
+    plain = run(parts, dialects=["harmony"])
+    assert [e.name for e in plain if isinstance(e, callsieve.ToolCall)] == ["geojson"]
+    assert not [e for e in plain if isinstance(e, callsieve.Diagnostic)]
+    geo = [{"type": "function", "function": {"name": "geo", "parameters": {"type": "object", "properties": {}}}}]
+    known = run(parts, dialects=["harmony"], tools=geo)
+    assert [e.name for e in known if isinstance(e, callsieve.ToolCall)] == ["geo"]
+    assert [e.code for e in known if isinstance(e, callsieve.Diagnostic)] == ["glued_content_type"]

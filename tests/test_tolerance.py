@@ -674,8 +674,11 @@ GLUED = '<|channel|>commentary to=functions.shelljson<|message|>{"cmd": "ls"}<|c
 
 def test_harmony_a_recipient_glued_to_json_is_the_call_without_it() -> None:
     doc = "<|channel|>analysis<|message|>List.<|end|><|start|>assistant" + GLUED
+    shell = tools("shell", cmd="string")
+    # a reading that renames the call needs a known tool (issue 23): none, no rename
+    assert calls(run([doc])) == [("shelljson", {"cmd": "ls"})] and codes(run([doc])) == []
     for size in (1, 5, len(doc)):
-        events = run(cut(doc, size))
+        events = run(cut(doc, size), tools=shell)
         assert calls(events) == [("shell", {"cmd": "ls"})]
         (d,) = diags(events, "glued_content_type")
         assert d.offset == doc.index("<|start|>assistant<|channel|>commentary")
@@ -683,8 +686,8 @@ def test_harmony_a_recipient_glued_to_json_is_the_call_without_it() -> None:
         assert [e.name for e in events if isinstance(e, callsieve.ToolCallStart)] == ["shell"]
         assert "".join(e.raw for e in events) == doc
         deltas_match(events)
-    strict = run(cut(doc, 3), strict=True)
-    assert calls(strict) == [("shelljson", {"cmd": "ls"})] and codes(strict) == []
+    strict = run(cut(doc, 3), strict=True, tools=shell)
+    assert calls(strict) == [("shelljson", {"cmd": "ls"})] and codes(strict) == ["unknown_tool"]
 
 
 @pytest.mark.parametrize("doc", [

@@ -229,7 +229,9 @@ def test_sending_calls_whole_never_streams_an_abandoned_call(vllm: Any, monkeypa
     broken = "Try: <tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<oops>"
     view = Server("callsieve-qwen3_coder").stream(broken + " and that is all.", QWEN_TOOLS)
     assert view.calls == [] and view.finish_reason == "stop"
-    assert view.content == broken + " and that is all."
+    # The block runs to the end of the stream and is abandoned: shown once, so its
+    # markup is neither a call nor content (callsieve's contract, point 2).
+    assert view.content == "Try: "
     good = Server("callsieve-qwen3_coder").stream(TWO_CALLS, QWEN_TOOLS)
     assert good.calls[0] == ("get_weather", {"city": "Paris", "days": 3})
     assert_openai_call_shape(good.chunks)
@@ -276,6 +278,39 @@ def test_every_name_is_registered_with_vllm(vllm: Any) -> None:
     from callsieve.grammar.registry import ALIASES, REGISTRY
 
     names = {"callsieve"} | {f"callsieve-{n}" for n in [*REGISTRY, *ALIASES]}
+    names |= {"callsieve-minimax-m2", "callsieve-gpt-oss", "callsieve-qwen3-coder"}  # the servers' dashes
     assert names <= set(ToolParserManager.list_registered())
     assert names <= set(ReasoningParserManager.list_registered())
     assert ToolParserManager.get_tool_parser("callsieve-glm47").dialects == ("glm47",)
+
+
+def test_adjust_request_keeps_special_tokens_and_the_bookkeeping_leaves_nothing_unstreamed(vllm: Any) -> None:
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+
+    import callsieve.vllm
+
+    cls = callsieve.vllm.tool_parser_class("callsieve-qwen3_coder")
+    with_tools = ChatCompletionRequest(model="m", messages=[{"role": "user", "content": "go"}], tools=QWEN_TOOLS)
+    assert cls(TOKENIZER, with_tools.tools).adjust_request(with_tools).skip_special_tokens is False
+    without = ChatCompletionRequest(model="m", messages=[{"role": "user", "content": "go"}])
+    assert cls(TOKENIZER).adjust_request(without).skip_special_tokens is not False  # left to vLLM
+    # What vLLM reads at the end of a stream: the decided arguments, all of them sent.
+    parser = cls(TOKENIZER, with_tools.tools)
+    for delta, ids in pieces(TOKENIZER, TWO_CALLS, whole=False):
+        parser.extract_tool_calls_streaming("", "", delta, [], [], ids, with_tools)
+    parser.finish_streaming()
+    assert parser.prev_tool_call_arr == [{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}},
+                                         {"name": "get_weather", "arguments": {"city": "Oslo"}}]
+    assert [json.loads(a) for a in parser.streamed_args_for_tool] == [a["arguments"] for a in parser.prev_tool_call_arr]
+    assert parser.get_remaining_unstreamed_args() == ""
+
+
+def test_import_callsieve_imports_neither_plugin_nor_server() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, callsieve, callsieve.tools.cli; "
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('vllm', 'sglang') "
+            "or m in ('callsieve.vllm', 'callsieve.sglang', 'callsieve.serving')]; assert not bad, bad")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

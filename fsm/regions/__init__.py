@@ -106,6 +106,8 @@ class ModelBase:
         self.dropped: list[str] = []
         self.pos = 0
         self.next_index = 0
+        #: the call ids given so far (a wire id seen twice is made unique)
+        self.ids_seen: set[str] = set()
         self.block: Block | None = None
         #: tolerated deviations read before their block opened (``BlockModel.tolerate``)
         self.notes: list[Any] = []

@@ -273,6 +273,16 @@ class BlockModel(TagModel):
             self.next_index += 1
         if call.wire_ids and call.wire_id:
             call.id = call.wire_id
+            if call.id in self.ids_seen and call.index is not None:
+                # The same wire id twice in one response (Kimi ``functions.f:0``, again):
+                # a client keys calls by id, so it is made unique, and said.
+                n = 2
+                while f"{call.wire_id}#{n}" in self.ids_seen:
+                    n += 1
+                call.id = f"{call.wire_id}#{n}"
+                self.tolerate("duplicate_call_id", f"call id {call.wire_id!r} given again; this call's id is {call.id!r}",
+                              self.block.start if self.block is not None else self.pos)
+            self.ids_seen.add(call.id)
         else:
             call.id = f"{self.cfg.id_prefix}{call.index if call.index is not None else 'x'}"
         if call.index is not None:

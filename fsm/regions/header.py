@@ -115,7 +115,9 @@ class HeaderModel(BlockModel):
         for v in variants:
             mv = regex.search(v.pattern, self.hdr_raw)
             other = (mv.group("name") or "").strip() if mv is not None else ""
-            if other and other != name and (tools is None or (name not in tools and other in tools)):
+            # A reading that changes the call's name needs a known tool for evidence
+            # (issue 23: without tools=, ``geojson`` stayed ``geojson``, not ``geo``).
+            if other and other != name and tools is not None and name not in tools and other in tools:
                 return other, v.code
         return "", ""
 

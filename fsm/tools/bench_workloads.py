@@ -317,6 +317,22 @@ def hostile_deep_json(size: int, seed: int) -> str:
             f'</\uff5cDSML\uff5cparameter>\n</\uff5cDSML\uff5cinvoke>\n</\uff5cDSML\uff5ctool_calls>')
 
 
+def hostile_long_number(size: int, seed: int) -> str:
+    """One JSON number as long as the input (issue 23: 42 s for 1.6 MB, quadratic)."""
+    return '<tool_call>{"name": "f", "arguments": {"n": 1.' + "5" * max(1, size - 60) + "}}</tool_call>"
+
+
+def hostile_long_key(size: int, seed: int) -> str:
+    """One JSON key as long as the input (keys were quadratic when chunked)."""
+    return '<tool_call>{"name": "f", "arguments": {"' + "k" * max(1, size - 60) + '": 1}}</tool_call>'
+
+
+def hostile_long_name(size: int, seed: int) -> str:
+    """A call name as long as the input (names and ids were quadratic when chunked):
+    past any name's limit, the block is released."""
+    return '<tool_call>{"name": "' + "n" * max(1, size - 60) + '", "arguments": {}}</tool_call>'
+
+
 def hostile_many_calls_one_block(size: int, seed: int) -> str:
     """One xml block holding thousands of calls (finding 3: was O(N^2))."""
     unit = '<invoke name="f">\n<parameter name="k">1</parameter>\n</invoke>\n'
@@ -355,6 +371,9 @@ HOSTILE: tuple[Hostile, ...] = (
     Hostile("lt_storm", "< and partial markers, in prose and a value", hostile_lt_storm),
     Hostile("deep_json", "a DSML JSON value nested half its size deep", hostile_deep_json),
     Hostile("calls_one_block", "one block, thousands of calls", hostile_many_calls_one_block),
+    Hostile("long_number", "one JSON number as long as the input", hostile_long_number, ("hermes",)),
+    Hostile("long_key", "one JSON key as long as the input", hostile_long_key, ("hermes",)),
+    Hostile("long_name", "one JSON call name as long as the input", hostile_long_name, ("hermes",)),
     Hostile("spill", "a block past max_block_chars carrying blocks", hostile_spill, (), 4096),
     Hostile("fences", "fences line after line, in list items", hostile_fences),
 )
