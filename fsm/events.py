@@ -198,7 +198,9 @@ class Diagnostic:
 
     ``code`` is one of: ``malformed_block``, ``unterminated_block``, ``block_too_large``
     (the block is released by policy ``on_malformed``; calls it had started are
-    abandoned: a ``ToolCallAbandoned`` each, before the Diagnostic, holds their markup), ``unknown_tool`` and ``dropped_call`` (policy ``unknown_tool``),
+    abandoned: a ``ToolCallAbandoned`` each, before the Diagnostic, holds their markup), ``malformed_call`` (one
+    call of a block that stands is no call: released alone, its markup on a ``ToolCallAbandoned`` when it
+    was streamed, else on the Diagnostic's ``raw``), ``unknown_tool`` and ``dropped_call`` (policy ``unknown_tool``),
     ``type_mismatch`` (a value kept as its raw string), ``stray_reasoning_close``
     (``</think>`` without ``<think>``), ``reasoning_closed_by_call`` (a tool-call
     block ended unclosed reasoning, policy ``calls_in_reasoning``); the tolerances, each saying what was assumed
@@ -207,11 +209,12 @@ class Diagnostic:
     ``dsml_variant``, ``python_literal``, ``repeated_param_array``, ``call_id_variant``,
     ``unwrapped_arguments``, ``doubled_key_close``,
     ``glued_content_type``, ``param_close_variant``, ``doubled_lt``, ``missing_value_open``,
-    ``doubled_key_open``, ``stray_value_close``, ``lone_surrogate``, ``raw_control_character``;
+    ``doubled_key_open``, ``stray_value_close``, ``lone_surrogate``, ``raw_control_character``,
+    ``raw_newline_in_string``, ``leading_zero_number``, ``keyword_argument_name``;
     ``duplicate_call_id`` (a wire id given twice in one stream, made unique: ``ID#2``);
     and ``arguments_as_string`` (arguments written as a JSON-encoded string, decoded once:
     the format of some models, so also under ``strict=True``). ``message`` says what happened, for people;
-    ``raw`` holds input only when the policy dropped it.
+    ``raw`` holds input only when the policy dropped it (and for ``malformed_call``).
 
     ``severity``: ``noise``, ``tolerated``, ``released`` or ``dropped`` (see
     :data:`SEVERITY`, the table from code to severity): alert on ``released`` and

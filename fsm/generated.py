@@ -45,11 +45,11 @@ def capture_guard(name: str) -> Guard:
     return guard
 
 
-def ends_guard(name: str) -> Guard:
+def body_guard(name: str) -> Guard:
     def guard(self: EngineModel, ch: str) -> bool:
-        return self.j_ends(name)
+        return self.body_leaf_name == name
 
-    guard.__name__ = f"j_ends:{name}"
+    guard.__name__ = f"body:{name}"
     return guard
 
 

@@ -64,13 +64,16 @@ from typing import Any, Callable, Iterable
 
 from callsieve import generated
 from callsieve.declare import Declaration, validate
-from callsieve.grammar.api import Dialect, JsonValue, Marker, Raw
+from dataclasses import replace
+
+from callsieve.grammar.api import Body, Dialect, JsonValue, Marker, Raw
 from callsieve.grammar.cdata import CDATA_OPEN
 from callsieve.grammar.errors import GrammarError
 from callsieve.grammar.states import (
     ALL,
     CLASSES,
     EOF_TRIGGER,
+    EXIT,
     OTHER,
     RANK_HIT,
     RANK_RETURN,
@@ -86,7 +89,7 @@ from callsieve.grammar.states import (
     on,
 )
 from callsieve.matcher import Entry, Matcher, continuation
-from callsieve.regions import ModelBase, capture, cdata, header, json_body, json_value, prose, reasoning, tag, value
+from callsieve.regions import ModelBase, capture, cdata, header, json_body, json_value, prose, python_value, reasoning, tag, value
 from callsieve.regions.block import position_rules, position_state
 from callsieve.regions.engine import ENGINE_MODELS, EngineModel
 from callsieve.regions.tag import Fork, ForkCandidate
@@ -109,10 +112,27 @@ class Act:
         return self.leaf.spec
 
 
-#: The state a body leaf is read in, when a marker leads straight into it.
-BODY_ENTRY = {"capture": "in_capture", "json_args": "j_start", "json_call": "j_start", "json_calls": "j_start"}
-#: The character classes a JSON body may begin with, per leaf kind.
-JSON_START = {"json_args": "lbrace", "json_call": "lbrace", "json_calls": "lbrack"}
+#: The engine's regions a body may name (``grammar.api.Body.region`` as a string; the
+#: built-in bodies name theirs so: ``JsonArgs.region == "json_body"``).
+ENGINE_BODY_REGIONS: dict[str, Region] = {
+    r.name: r for r in (capture.REGION, json_body.REGION, python_value.REGION)
+}
+
+
+def body_region(body: object, dialect: str = "") -> Region:
+    """The region a body names (a ``Region`` of a dialect's own, or an engine region's name)."""
+    region = getattr(body, "region", None)
+    if isinstance(region, Region):
+        return region
+    if isinstance(region, str) and region in ENGINE_BODY_REGIONS:
+        return ENGINE_BODY_REGIONS[region]
+    raise GrammarError(f"dialect {dialect}: body {getattr(body, 'label', body)!r} names region {region!r}, which is neither "
+                       f"a Region nor an engine body region ({', '.join(sorted(ENGINE_BODY_REGIONS))})")
+
+
+def entry_of(lf: Leaf) -> str:
+    """The state a body leaf is read from: its body's ``entry``."""
+    return str(getattr(lf.body, "entry"))
 
 
 @dataclass(eq=False)
@@ -168,7 +188,8 @@ class _Composer:
         self.hits: dict[str, tuple[str, str]] = {}
         #: (state, character, dest, actions, guard): rows on one character's class
         self.char_rows: list[tuple[str, str, str, tuple[str, ...], str]] = []
-        self.json_exits: list[Leaf] = []
+        #: body leaves by the region that reads them (``EXIT`` rows expand per leaf)
+        self.body_leaves: dict[str, list[tuple[Layout, Leaf]]] = {}
         self.fork_rows = 0
         self.run_forms: dict[str, str] = dict(RUN_FORMS)
         self.state_runs: dict[str, str] = {}
@@ -222,9 +243,9 @@ class _Composer:
         after = layout.after.get(lf.id)
         if after is None:
             raise GrammarError(f"dialect {layout.dialect.name}: nothing may follow {lf.label()!r} and the block cannot end there")
-        bodies = [x for x in after.follow if x.kind in BODY_ENTRY]
+        bodies = [x for x in after.follow if x.body is not None]
         if len(bodies) == 1 and len(after.follow) == 1 and not after.can_end:
-            return BODY_ENTRY[bodies[0].kind], bodies[0]
+            return entry_of(bodies[0]), bodies[0]
         return after.name, None  # a position; with several bodies it routes by first character
 
     def structural(self, origin: str, lf: Leaf, layout: Layout, scope: str | None = None, first: tuple[str, ...] = (),
@@ -275,13 +296,27 @@ class _Composer:
             regions.append(cdata.REGION)
         if any(d.has_json_values() for d in self.dialects):
             regions.append(json_value.REGION)
-        kinds = {lf.kind for layout in layouts for lf in layout.leaves}
-        if "capture" in kinds:
-            regions.append(capture.REGION)
-        if kinds & {"json_args", "json_call", "json_calls"}:
-            regions.append(json_body.REGION)
+        # The regions the bodies name, each once (the engine's first, in their order),
+        # with the leaves each reads.
+        named: list[Region] = []
+        for layout in layouts:
+            for lf in layout.leaves:
+                if lf.body is None:
+                    continue
+                br = body_region(lf.body, layout.dialect.name)
+                if br not in named:
+                    named.append(br)
+                self.body_leaves.setdefault(br.name, []).append((layout, lf))
+                if lf.kind == "body":
+                    _check_body(layout.dialect.name, lf, br)
+        engine_order = list(ENGINE_BODY_REGIONS.values())
+        for br in sorted(named, key=lambda r: engine_order.index(r) if r in engine_order else len(engine_order)):
+            if br not in regions:
+                if any(r.name == br.name for r in regions):
+                    raise GrammarError(f"two regions are named {br.name!r} (rule: region names are unique); rename one")
+                regions.append(br)
         for d in self.dialects:
-            regions += d.regions
+            regions += [r for r in d.regions if r not in regions]
             for h in d.headers:
                 hr, guards = header.header_region(h, self.header_count)
                 self.header_count += 1
@@ -291,7 +326,7 @@ class _Composer:
                 self.actions[name] = act
         for r in regions:
             self.states += r.states
-            self.rules += r.rules
+            self.rules += self._exits(r)
             self.run_forms.update(r.run_forms)
             for state, method in r.state_runs:
                 if state in self.state_runs:
@@ -338,6 +373,36 @@ class _Composer:
                     self.listen(origin, m, [((), dest, (action,))])
                     self.owner[f"hit:{origin}:{m.shown()}"] = d.name
 
+    def _exits(self, r: Region) -> list[Rule | Transition]:
+        """A region's rows, each that leads to ``EXIT`` made one per body leaf it reads:
+        to what follows the body there, guarded by ``body:LEAF``, ranked in turn between
+        the row's rank and the next (arguments that end a call with no close of its
+        own end the call: ``body_exit``)."""
+        out: list[Rule | Transition] = []
+        for row in r.rules:
+            if row.dest != EXIT:
+                out.append(row)
+                continue
+            # (a body that opens with a bracket ends with its pair: a row that ends one on
+            # the other bracket is not made for it, JSON's `]` for an object's body)
+            leaves = [(layout, lf) for layout, lf in self.body_leaves.get(r.name, []) if _may_end(row, lf)]
+            for k, (layout, lf) in enumerate(leaves):
+                dest, enter = self.target(lf, layout) if lf.id in layout.after else ("text", None)
+                # (the last needs no guard: a body the others are not is this one)
+                g: tuple[str, ...] = ()
+                if k < len(leaves) - 1:
+                    g = (f"body:{lf.name}",)
+                    self.guards[g[0]] = generated.body_guard(lf.name)
+                # (arguments that end a call with no close of its own end the call)
+                ends_call = getattr(lf.body, "reads", "") == "args" and lf.call is not None and lf.call.close is None
+                acts = row.actions + (("body_exit",) if ends_call else ())
+                if enter is not None:  # a body right after this one: entered here
+                    act = f"enter:{enter.name}"
+                    self.actions[act] = generated.enter_action(enter)
+                    acts += (act,)
+                out.append(replace(row, dest=dest, guards=row.guards + g, actions=acts, rank=row.rank + k / 1000))
+        return out
+
     def _dialect(self, layout: Layout) -> None:
         entered = {p.name for lf in layout.leaves if lf.kind not in ("capture", "value", "param_open", "block_close")
                    for p in [layout.after.get(lf.id)] if p is not None}
@@ -346,7 +411,7 @@ class _Composer:
             if lf.kind == "capture" and p is not None and not p.captured:
                 entered.add(p.name)  # a capture that ends at a character leads here
         for pos in layout.positions:
-            bodies = [x for x in pos.follow if x.kind in BODY_ENTRY]
+            bodies = [x for x in pos.follow if x.body is not None]
             if (len(bodies) == 1 and len(pos.follow) == 1 and not pos.can_end) or pos.name not in entered:
                 continue  # a marker leads straight into the body, or only a capture is before it
             self.states.append(position_state(pos))
@@ -358,8 +423,6 @@ class _Composer:
         for lf in layout.leaves:
             if lf.kind == "capture":
                 self._capture(lf, layout)
-            elif lf.kind in ("json_args", "json_call", "json_calls"):
-                self._json_exit(lf, layout)
         for specs in layout.values.values():
             for s in specs:
                 body = s.body
@@ -405,25 +468,38 @@ class _Composer:
 
     def _route(self, pos: object, bodies: list[Leaf], layout: Layout) -> tuple[tuple[str, ...], bool]:
         """A position where several bodies may begin: the first character decides
-        (``{``/``[`` for JSON bodies, anything else for the one capture)."""
+        (each body's ``first`` characters: ``{``/``[`` for JSON; the one body that may
+        begin with any character, a capture, takes every other)."""
         name = getattr(pos, "name")
-        captures = [b for b in bodies if b.kind == "capture"]
-        if len(captures) > 1:
-            raise GrammarError(f"dialect {layout.dialect.name}: two captures may begin at {name}: nothing tells them apart")
+        anything = [b for b in bodies if not getattr(b.body, "first", "")]
+        if len(anything) > 1:
+            raise GrammarError(
+                f"dialect {layout.dialect.name}: {anything[0].label()!r} and {anything[1].label()!r} may both begin at {name} "
+                "with any character (rule: bodies that may begin at one place are told apart by their first "
+                "characters); fix: give one of them its first characters (Body(first=...)), or a marker before it"
+            )
         taken: list[str] = []
+        chars: list[str] = []
         for k, b in enumerate(bodies):
             act = f"enter:{b.name}"
             self.actions[act] = generated.enter_action(b)
-            if b.kind in JSON_START:
-                cls = JSON_START[b.kind]
-                if cls in taken:
-                    raise GrammarError(f"dialect {layout.dialect.name}: two JSON bodies may begin with the same character at {name}")
-                taken.append(cls)
-                self.rules += on(name, [cls], "j_start", act, "reprocess", rank=30 + k)
-        for b in captures:
+            for c in getattr(b.body, "first", ""):
+                if c in chars:
+                    raise GrammarError(
+                        f"dialect {layout.dialect.name}: two bodies may begin with {c!r} at {name} (rule: bodies that may "
+                        "begin at one place are told apart by their first characters)"
+                    )
+                chars.append(c)
+                cls = next((n for n, cs in CLASSES.items() if cs == c), "")
+                if cls:  # a class of its own: its row needs no guard
+                    taken.append(cls)
+                    self.rules += on(name, [cls], entry_of(b), act, "reprocess", rank=30 + k)
+                else:
+                    self.char_rows.append((name, c, entry_of(b), (act, "reprocess"), ""))
+        for b in anything:
             act = f"enter:{b.name}"
-            self.rules += on(name, but("ws", "nl", START, *taken), "in_capture", act, "reprocess", rank=80)
-        return tuple(taken), bool(captures)
+            self.rules += on(name, but("ws", "nl", START, *taken), entry_of(b), act, "reprocess", rank=80)
+        return tuple(taken), bool(anything)
 
     def _capture(self, lf: Leaf, layout: Layout) -> None:
         """A capture listens for what may follow it; ``end_chars`` end it too."""
@@ -462,22 +538,6 @@ class _Composer:
         opener = Marker("|".join(f"(?:{tag.unnamed(m.pattern)})" for m in alts),
                         tuple(ex for m in alts for ex in m.examples), "a block opener")
         self.listen(origin, opener, [((), "text", actions)], scope=scope, prefixed=True)
-
-    def _json_exit(self, lf: Leaf, layout: Layout) -> None:
-        """The outermost container of a JSON body closes: on to what follows it."""
-        dest, enter = self.target(lf, layout) if lf.id in layout.after else ("text", None)
-        if enter is not None:
-            raise GrammarError(f"dialect {layout.dialect.name}: a body may not follow a JSON body directly")
-        g = f"j_ends:{lf.name}"
-        self.guards[g] = generated.ends_guard(lf.name)
-        n = len(self.json_exits)
-        self.json_exits.append(lf)
-        if lf.kind == "json_calls":
-            self.rules += on("j_next", ["rbrack"], dest, "j_close_body", when=[g, "j_in_array"], rank=10 + n)
-            self.rules += on("j_array_first", ["rbrack"], dest, "j_close_body", when=[g], rank=10 + n)
-        else:
-            self.rules += on("j_next", ["rbrace"], dest, "j_close_body", when=[g, "j_in_object"], rank=10 + n)
-            self.rules += on("j_key_first", ["rbrace"], dest, "j_close_body", when=[g], rank=10 + n)
 
     def _opener_groups(self, layouts: tuple[Layout, ...]) -> list[list[tuple[Layout, Leaf]]]:
         """Block openers in prose, those that read the same text together."""
@@ -550,7 +610,7 @@ class _Composer:
                 raise GrammarError(f"dialect {layout.dialect.name}: a bare block's first marker {lf.label()!r} is shared with another dialect")
             dest, enter = self.target(lf, layout)
             dests[layout.dialect.name] = dest
-            decider = tag.derive_decider(layout, lf, enter, self.strict)
+            decider = tag.derive_decider(layout, lf, enter, self.strict, self._reads_space)
             cands.append(ForkCandidate(layout.dialect.name, lf.spec, decider, lf.marker, enter))
         tag.check_deciders(tuple(cands), group[0][1].label())
         label = group[0][1].label()
@@ -570,6 +630,15 @@ class _Composer:
             self.guards[gname] = generated.fork_guard(c.dialect)
             self.rules += on("fork", ALL, dest, "fork_bind", "reprocess", when=[gname], rank=RANK_HIT + self.fork_rows)
             self.fork_rows += 1
+
+    def _reads_space(self, state: str) -> bool:
+        """``state`` reads whitespace and stays (a JSON body's ``j_start``): a fork's
+        decider skips it before the body's first character."""
+        loops: set[str] = set()
+        for r in self.rules:
+            if isinstance(r, Rule) and r.source == state and r.dest == state and not r.guards:
+                loops.update(r.triggers.expand(tuple(CLASSES) + (OTHER,), ()))
+        return {"ws", "nl"} <= loops
 
     def _fork_listen(self, group: list[tuple[Layout, Leaf]], origin: str, first: tuple[str, ...], fork: Fork, label: str) -> None:
         shared = _shared_marker(group)
@@ -635,9 +704,14 @@ class _Composer:
                     ret += 1
         for k, (state, c, dest, actions, g) in enumerate(self.char_rows):
             cls = class_of.get(c, OTHER)
+            if cls in start_classes.get(state, ()):
+                raise GrammarError(
+                    f"at {state}, {c!r} begins a marker listened for there and leads to {dest} too (rule: a character "
+                    "that may begin a marker is held as one); fix: begin the body, or end the capture, otherwise"
+                )
             cg = f"char:{c!r}"
             self.guards[cg] = generated.char_guard(c)
-            self.rules += on(state, [cls], dest, *actions, when=[g, cg], rank=20 + k)
+            self.rules += on(state, [cls], dest, *actions, when=[g, cg] if g else [cg], rank=20 + k)
         transitions = _expand(self.rules, triggers, start_classes)
         decl = Declaration(tuple(self.states), tuple(transitions), "text", classes, self.run_forms, self.state_runs)
         ns: dict[str, Any] = dict(self.guards)
@@ -650,9 +724,47 @@ class _Composer:
         # class made here stays interpreted (regions.engine).
         model = type("Model", (*self.models, EngineModel), ns)
         validate(decl, model)
+        for leaves in self.body_leaves.values():
+            for layout, lf in leaves:
+                begin = getattr(lf.body, "begin", "")
+                if begin and not callable(getattr(model, begin, None)):
+                    raise GrammarError(f"dialect {layout.dialect.name}: body {lf.label()!r} begins with action {begin!r}, "
+                                       "which the model has not (rule: a body's begin is an action of its region's model)")
         _check_rule2(decl, matchers, scoped, start_classes, classes, self.owner)
         return Machine(decl, model, matchers, scoped, layouts, self.listens, self.forks, self.hits, sinks,
                        model if self.models else EngineModel)
+
+
+_CLOSERS = {"{": "rbrace", "[": "rbrack"}
+
+
+def _may_end(row: Rule | Transition, lf: Leaf) -> bool:
+    """Whether a row to EXIT on closing brackets may end this body: one that begins
+    with an opening bracket (its ``first``) ends with the bracket's pair."""
+    closer = _CLOSERS.get(getattr(lf.body, "first", ""))
+    if closer is None:
+        return True
+    named = row.triggers.named if isinstance(row, Rule) and row.triggers.excluded is None else (
+        (row.trigger,) if isinstance(row, Transition) else ())
+    return not named or not set(named) <= set(_CLOSERS.values()) or closer in named
+
+
+def _check_body(dialect: str, lf: Leaf, region: Region) -> None:
+    """A value grammar's body names a state of its region to begin in, and that region's
+    states hold the block (``in_block``: an overflow must be handled in each)."""
+    names = {st.name for st in region.states}
+    entry = entry_of(lf)
+    if entry not in names:
+        raise GrammarError(f"dialect {dialect}: body {lf.label()!r} begins in {entry!r}, which is no state of its region "
+                           f"{region.name!r} (rule: a body's entry is a state of the region that reads it)")
+    for st in region.states:
+        if not st.in_block:
+            raise GrammarError(f"dialect {dialect}: state {st.name!r} of body region {region.name!r} is not in_block (rule: "
+                               "a body is read inside its block, so each of its states handles overflow); "
+                               "fix: StateDecl(..., in_block=True)")
+    if not any(getattr(row, "dest", "") == EXIT for row in region.rules):
+        raise GrammarError(f"dialect {dialect}: body region {region.name!r} has no row to EXIT (rule: a body ends by a "
+                           "row whose dest is callsieve.grammar.states.EXIT, where what follows it is read)")
 
 
 def _check_mixins(mixins: list[type]) -> None:

@@ -47,6 +47,7 @@ COMPILED_MODULES = (
     "callsieve.regions.json_value",
     "callsieve.regions.capture",
     "callsieve.regions.json_body",
+    "callsieve.regions.python_value",
     "callsieve.regions.header",
     "callsieve.regions.engine",
 )

@@ -13,8 +13,11 @@ Leaf kinds say which role action runs when the leaf is read: ``block_open``,
 ``block_close``, ``call_open``, ``call_close``, ``param_begin`` (a parameter's open
 when its key stands between markers after it), ``param_open`` (the marker a value
 follows), ``mark`` (any other marker), ``capture`` (text read whole: a call's name or
-id, a parameter's key), the JSON bodies, and ``value`` (a value body, whose own close
-marker is part of the body).
+id, a parameter's key), the JSON bodies, ``body`` (a value grammar: ``PythonCalls``,
+``PythonCall``, a dialect's own ``Body``), and ``value`` (a value body, whose own close
+marker is part of the body). A body names the region that reads it and the state it
+begins in (``Body.region``, ``Body.entry``; ``Raw.entry`` is ``in_param``): this module
+names no region's state.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Union
 from callsieve.grammar.api import (
     Block,
     Body,
+    ValueBody,
     Call,
     Capture,
     Choose,
@@ -39,6 +43,8 @@ from callsieve.grammar.api import (
     Marker,
     Node,
     Param,
+    PythonCall,
+    PythonCalls,
     Raw,
     Seq,
     Value,
@@ -59,8 +65,11 @@ class BlockSpec:
         return self.block.open is None
 
 
-#: Leaves read by a body region of their own rather than as a marker.
-BODY_KINDS = ("capture", "json_args", "json_call", "json_calls")
+#: Leaves read by a body region of their own rather than as a marker (``body``: a value
+#: grammar, ``grammar.api.Body``, or a built-in one named like it).
+BODY_KINDS = ("capture", "json_args", "json_call", "json_calls", "body")
+#: The structure nodes a body region reads, as a type.
+BodyNode = Union[Capture, JsonArgs, JsonCall, JsonCalls, PythonCalls, PythonCall, Body]
 
 
 @dataclass(eq=False)
@@ -74,8 +83,8 @@ class Leaf:
     value: Value | None = None
     #: The parameter a leaf belongs to (a value, its opens, a capture giving its key).
     param: Param | None = None
-    #: The body node of a capture / json_args / json_call leaf.
-    body: Capture | JsonArgs | JsonCall | JsonCalls | None = None
+    #: The body node of a body leaf (capture, JSON, a value grammar).
+    body: BodyNode | None = None
     #: The call this leaf belongs to (its ``ids`` policy), if any.
     call: Call | None = None
     #: The leaf begins its call (a call with no open marker starts here).
@@ -99,6 +108,11 @@ class Leaf:
         """A name for the states and guards of this leaf's body (``kimi_k2.capture1``)."""
         return f"{self.spec.prefix}{self.kind}{self.id}"
 
+    @property
+    def makes_calls(self) -> bool:
+        """The leaf is a body that makes its own calls (a whole call, or several)."""
+        return self.body is not None and getattr(self.body, "reads", "") in ("call", "calls")
+
 
 @dataclass(eq=False)
 class Position:
@@ -118,14 +132,15 @@ class ValueSpec:
 
     name: str
     leaf: Leaf
-    body: Body
+    body: ValueBody
     #: The position a confirmed close leads to: FOLLOW of the value.
     follow: tuple[Leaf, ...]
     can_end: bool
 
     @property
     def state(self) -> str:
-        return "json_value" if isinstance(self.body, JsonValue) else "in_param"
+        """The state the value begins in: its body's (``Raw``: ``in_param``)."""
+        return self.body.entry
 
     @property
     def spec(self) -> BlockSpec:
@@ -161,7 +176,7 @@ class _Builder:
     call: Call | None = None
 
     def leaf(self, kind: str, marker: Marker | None = None, value: Value | None = None, param: Param | None = None,
-             body: Capture | JsonArgs | JsonCall | JsonCalls | None = None) -> _Sets:
+             body: BodyNode | None = None) -> _Sets:
         assert self.spec is not None
         lf = Leaf(len(self.leaves), kind, self.spec, marker, value, param, body, self.call)
         self.leaves.append(lf)
@@ -192,6 +207,17 @@ class _Builder:
             return self.leaf("json_call", body=n)
         if isinstance(n, JsonCalls):
             return self.leaf("json_calls", body=n)
+        if isinstance(n, (PythonCalls, PythonCall, Body)):
+            if n.reads not in ("args", "call", "calls"):
+                raise GrammarError(f"dialect {self.dialect.name}: body {n.label!r}: reads must be 'args', 'call' or 'calls', "
+                                   f"not {n.reads!r}")
+            if n.reads == "args" and self.call is None:
+                raise GrammarError(f"dialect {self.dialect.name}: body {n.label!r} reads a call's arguments "
+                                   "(reads='args'): it stands inside a Call")
+            if n.reads != "args" and self.call is not None:
+                raise GrammarError(f"dialect {self.dialect.name}: body {n.label!r} makes calls (reads={n.reads!r}): "
+                                   "it stands outside any Call")
+            return self.leaf("body", body=n)
         if isinstance(n, Opt):
             if n.stray and self.strict:
                 return set(), set(), True  # a stray marker is no part of the format
@@ -262,7 +288,7 @@ class _Builder:
 
 def _role(after: Leaf, follow: tuple[Leaf, ...]) -> str:
     kinds = {lf.kind for lf in follow}
-    if kinds & {"call_open", "json_call", "json_calls"} or any(lf.starts_call for lf in follow):
+    if kinds & {"call_open"} or any(lf.starts_call or lf.makes_calls for lf in follow):
         return "in_block"
     if kinds & {"param_begin"} or any(lf.kind == "param_open" and not (lf.param and lf.param.between) for lf in follow):
         return "in_call"
@@ -271,7 +297,7 @@ def _role(after: Leaf, follow: tuple[Leaf, ...]) -> str:
     return f"after_{after.kind}"
 
 
-def _bodies(v: Value) -> tuple[Body, ...]:
+def _bodies(v: Value) -> tuple[ValueBody, ...]:
     return v.bodies() if isinstance(v, Choose) else (v,)
 
 

@@ -9,6 +9,7 @@ dialects by name (and ``register`` for yours).
 from callsieve.grammar.api import (
     Alt,
     Block,
+    Body,
     Call,
     Capture,
     Choose,
@@ -25,6 +26,8 @@ from callsieve.grammar.api import (
     Opt,
     Param,
     Prefix,
+    PythonCall,
+    PythonCalls,
     Raw,
     Reasoning,
     Seq,
@@ -40,6 +43,7 @@ from callsieve.grammar.states import Region
 __all__ = [
     "Alt",
     "Block",
+    "Body",
     "Call",
     "Capture",
     "Choose",
@@ -56,6 +60,8 @@ __all__ = [
     "Opt",
     "Param",
     "Prefix",
+    "PythonCall",
+    "PythonCalls",
     "Raw",
     "Reasoning",
     "Seq",

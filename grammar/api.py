@@ -33,6 +33,56 @@ Structure::
                                     the value's brackets balance is data
     Choose(field, cases, default)   the value body chosen by an attribute of the
                                     parameter's open marker (DSML ``string="false"``)
+    JsonArgs() / JsonCall() / JsonCalls()
+                                    a call's arguments, a whole call, a list of calls
+                                    as strict JSON (streamed as canonical JSON)
+    PythonCalls(json_literals, objects) / PythonCall(json_literals)
+                                    a list of calls, or one call, in Python syntax:
+                                    ``[f(a=1), g(b="x")]`` (Python literals, never
+                                    ``eval``; a call that is no literal call is
+                                    released alone, the others stand)
+    Body(region, entry, ...)        a value grammar of the dialect's own (below)
+
+Markers (``Marker(pattern, examples, label, variants, prefixes, anchor)``): a marker of
+one character fires at its own character (Llama's ``;`` between calls; no other marker
+of its state may begin with it). ``anchor="word"``: no marker right after a letter,
+digit or ``_`` (``functools[`` in ``myfunctools[``); ``anchor="line"``: only at a
+line's start. ``Dialect(framing=(Marker, ...))``: tokens standing outside any block
+(Command's ``<|START_TEXT|>``): in prose they ride in an empty ``Text``'s raw.
+
+Value grammars (issue 21): a body read by a region of states a dialect brings, named in
+the structure as ``JsonArgs`` is::
+
+    from callsieve.grammar import Body, Call, Marker, Region
+    from callsieve.grammar.states import EXIT, BodyHelpers, StateDecl, but, on
+
+    class KvModel(BodyHelpers):             # guards and actions: plain methods
+        def kv_open(self, ch): self.body_hold(ch); self.body_args("{")
+        ...
+    KV = Region("kv", (StateDecl("kv.start", "before {", in_block=True), ...),
+                (*on("kv.start", ["lbrace"], "kv.key", "kv_open"), ...,
+                 *on("kv.value", ["rbrace"], EXIT, "kv_value", "kv_close")), KvModel)
+    ARGS = Body(region=KV, entry="kv.start", first="{", reads="args")
+    Call(Marker(r"@call (?P<name>[a-z_]+):", ("@call f:",)), ARGS, close=None)
+
+The region reads the body from ``entry`` (its model's ``begin`` action, if any, runs
+when the body is entered) until a row leads to ``EXIT``: the composer makes that row
+one per place the structure names the body, each to what follows it there. Its states
+are ``in_block`` (each handles ``overflow``: ``abort_oversized``; and ``eof``:
+``abort_block_eof``); what it cannot read leads to ``text`` with ``abort_block`` (the
+block is malformed: released as text, never a guessed call). ``reads``: ``"args"`` (the
+arguments of the ``Call`` it stands in), ``"call"`` or ``"calls"`` (it makes them:
+``body_call``, ``body_name``, ``body_end_call``). ``first``: the characters it may begin
+with, where the structure lets something else begin too. The model calls the engine
+through the helpers ``BodyHelpers`` declares (``body_hold``: every character it reads;
+``body_args``: canonical JSON text of the arguments, ``json.dumps(arguments,
+ensure_ascii=False)``'s spelling, streamed, so every prefix of a call's deltas is a
+prefix of its final arguments; ``body_refuse``: this call is no call, released alone
+with a ``malformed_call`` Diagnostic while its block stands; ``body_fail``: the block is
+malformed; ``tolerate``: a deviation read, reported). Linear: a state's self-loop may
+have a run form (``Region.run_forms``) or a state run (``Region.state_runs``); never
+``eval``, never raising on content. ``tests/test_value_grammar.py`` is a whole example,
+run and drawn (``callsieve.tools.diagrams.dialect_dot``).
 
 Tolerances (what models really emit; each one names the ``Diagnostic`` code emitted
 every time it is used, and ``Sieve(strict=True)`` composes the machine without any):
@@ -104,7 +154,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping, Union
+from typing import Any, Callable, ClassVar, Iterator, Mapping, Union
 
 import regex
 
@@ -230,6 +280,9 @@ class Raw:
     #: Tolerance: the close may be left out before a marker that may follow the value;
     #: the Diagnostic code then emitted ("" : the close is required).
     implied_close: str = ""
+    #: The engine region that reads it, and the state it begins in (see ``Body``).
+    region: ClassVar[str] = "value"
+    entry: ClassVar[str] = "in_param"
 
 
 @dataclass(frozen=True)
@@ -241,6 +294,8 @@ class JsonValue:
     """
 
     close: Marker
+    region: ClassVar[str] = "json"
+    entry: ClassVar[str] = "json_value"
 
 
 @dataclass(frozen=True)
@@ -248,17 +303,17 @@ class Choose:
     """The value body picked by an attribute (field) of the parameter's open marker."""
 
     field: str
-    cases: tuple[tuple[str, "Body"], ...]
-    default: "Body"
+    cases: tuple[tuple[str, "ValueBody"], ...]
+    default: "ValueBody"
 
-    def pick(self, fields: Mapping[str, str]) -> "Body":
+    def pick(self, fields: Mapping[str, str]) -> "ValueBody":
         got = fields.get(self.field, "").lower()
         for value, body in self.cases:
             if got == value:
                 return body
         return self.default
 
-    def bodies(self) -> tuple["Body", ...]:
+    def bodies(self) -> tuple["ValueBody", ...]:
         return tuple(b for _, b in self.cases) + (self.default,)
 
 
@@ -277,6 +332,11 @@ class Capture:
     #: ``name`` group, examples, a code), tried only with ``tools=`` given when the
     #: pattern's name is no known tool: a variant's name must be a known tool.
     variants: tuple["Variant", ...] = ()
+    region: ClassVar[str] = "capture"
+    entry: ClassVar[str] = "in_capture"
+    begin: ClassVar[str] = "capture_begin"
+    first: ClassVar[str] = ""
+    reads: ClassVar[str] = "text"
 
 
 @dataclass(frozen=True)
@@ -284,6 +344,11 @@ class JsonArgs:
     """A call's arguments as one strict JSON object (streamed as canonical JSON)."""
 
     label: str = "{…}"
+    region: ClassVar[str] = "json_body"
+    entry: ClassVar[str] = "j_start"
+    begin: ClassVar[str] = "json_begin"
+    first: ClassVar[str] = "{"
+    reads: ClassVar[str] = "args"
 
 
 @dataclass(frozen=True)
@@ -300,6 +365,11 @@ class JsonCall:
     #: (Apertus: ``{"get_weather": {"city": "Paris"}}``); ``name``, ``arguments`` and
     #: ``id`` are then not read.
     keyed: bool = False
+    region: ClassVar[str] = "json_body"
+    entry: ClassVar[str] = "j_start"
+    begin: ClassVar[str] = "json_begin"
+    first: ClassVar[str] = "{"
+    reads: ClassVar[str] = "call"
 
 
 @dataclass(frozen=True)
@@ -309,9 +379,76 @@ class JsonCalls:
 
     call: JsonCall = JsonCall()
     label: str = '[{"name": …}, …]'
+    region: ClassVar[str] = "json_body"
+    entry: ClassVar[str] = "j_start"
+    begin: ClassVar[str] = "json_begin"
+    first: ClassVar[str] = "["
+    reads: ClassVar[str] = "calls"
 
 
-Body = Union[Raw, JsonValue]
+@dataclass(frozen=True)
+class PythonCalls:
+    """A list of calls in Python syntax: ``[f(a=1), g(b="x")]`` (pythonic, Llama 4,
+    LFM2), read by the engine's ``python_value`` region (``callsieve.regions.python_value``):
+    keyword arguments as Python literals, streamed as canonical JSON, never ``eval``; a
+    call that is no literal call is released alone, with a Diagnostic, while the
+    others stand. ``json_literals``: ``true``/``false``/``null`` are literals too (OLMo
+    3, LFM2). ``objects``: an item may be a call object instead, a dict with the name
+    under one of ``objects.name`` and the arguments under one of ``objects.arguments``
+    (LFM2's JSON form ``[{"name": …, "arguments": {…}}]``)."""
+
+    json_literals: bool = False
+    objects: JsonCall | None = None
+    label: str = "[f(k=v), …]"
+    region: ClassVar[str] = "python_value"
+    entry: ClassVar[str] = "py_start"
+    begin: ClassVar[str] = "py_begin"
+    first: ClassVar[str] = "["
+    reads: ClassVar[str] = "calls"
+
+
+@dataclass(frozen=True)
+class PythonCall:
+    """One call in Python syntax, ``f(a=1)`` (OLMo 3 writes one per line); as
+    :class:`PythonCalls`, of one call."""
+
+    json_literals: bool = False
+    label: str = "f(k=v, …)"
+    region: ClassVar[str] = "python_value"
+    entry: ClassVar[str] = "py_start"
+    begin: ClassVar[str] = "py_begin"
+    first: ClassVar[str] = ""
+    reads: ClassVar[str] = "call"
+
+
+@dataclass(frozen=True)
+class Body:
+    """A body read by a region of states: a value grammar a dialect brings (see the
+    module docstring, "Value grammars"). The structure names it as it names
+    ``JsonArgs``; the region reads it from ``entry`` until one of its rows leads to
+    ``EXIT`` (``callsieve.grammar.states``), and the composer sends each such row to
+    what follows the body where the structure names it.
+
+    region: the ``Region`` (states, rules, a model mixin of guards and actions), or the
+      name of an engine region (``"json_body"``, ``"python_value"``).
+    entry: the state the body begins in; ``begin``: an action of the region's model run
+      when the body is entered (with the character that led there), "" for none.
+    first: the characters the body may begin with, where the structure lets something
+      else begin too ("" : any character that begins no marker there).
+    reads: what the body gives: ``"args"`` (the arguments of the call it stands in),
+      ``"call"`` (one whole call: it makes the call) or ``"calls"`` (several).
+    """
+
+    region: Region | str
+    entry: str
+    begin: str = ""
+    first: str = ""
+    reads: str = "args"
+    label: str = "body"
+
+
+#: A parameter value's body.
+ValueBody = Union[Raw, JsonValue]
 Value = Union[Raw, JsonValue, Choose]
 
 
@@ -406,7 +543,10 @@ class Call:
         object.__setattr__(self, "repeated", repeated)
 
 
-Node = Union[Marker, Param, Many, Opt, Alt, Seq, Call, Capture, JsonArgs, JsonCall, JsonCalls]
+Node = Union[Marker, Param, Many, Opt, Alt, Seq, Call, Capture, JsonArgs, JsonCall, JsonCalls, PythonCalls, PythonCall, Body]
+#: The bodies a region of states reads (every leaf of the structure that is no marker
+#: and no value).
+BODIES = (Capture, JsonArgs, JsonCall, JsonCalls, PythonCalls, PythonCall, Body)
 
 
 @dataclass(frozen=True)
@@ -543,7 +683,7 @@ class Dialect:
                 seen.append(m)
                 yield m
 
-    def values(self) -> Iterator[Body]:
+    def values(self) -> Iterator[ValueBody]:
         """Every value body of the structure."""
         for n in _walk(self.blocks):
             if isinstance(n, Param):
@@ -658,7 +798,7 @@ def _names_something(m: Marker) -> bool:
 
 # ------------------------------------------------------------ declaration shapes
 #: What may stand in a block's body, a call's items, ``Many``, ``Opt``, ``Alt``, ``Seq``.
-_NODE_TYPES = (Marker, Param, Many, Opt, Alt, Seq, Call, Capture, JsonArgs, JsonCall, JsonCalls)
+_NODE_TYPES = (Marker, Param, Many, Opt, Alt, Seq, Call, Capture, JsonArgs, JsonCall, JsonCalls, PythonCalls, PythonCall, Body)
 #: What may stand as a parameter's value (and nowhere else).
 _BODY_TYPES = (Raw, JsonValue, Choose)
 
@@ -696,7 +836,7 @@ def _check_node(n: object, where: str) -> None:
     if not isinstance(n, _NODE_TYPES):
         hint = " (a marker is Marker(pattern, (example,)))" if isinstance(n, str) else ""
         raise GrammarError(f"{where}: {_short(n)} is not a structure node{hint}; use Marker, Call, Param, Many, Opt, "
-                           "Alt, Seq, Capture, JsonArgs, JsonCall or JsonCalls")
+                           "Alt, Seq, Capture, JsonArgs, JsonCall, JsonCalls, PythonCalls, PythonCall or Body")
     if isinstance(n, Marker):
         _check_marker_shape(n, where)
     elif isinstance(n, Call):

@@ -17,7 +17,7 @@ begin a marker the state listens for; they go to ``maybe_tag``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Union
+from typing import TYPE_CHECKING, Any, Iterable, Union
 
 #: The base character classes. Any other character is ``other``; a start character
 #: outside these gets a class of its own when a machine is composed.
@@ -40,6 +40,10 @@ EOF_TRIGGER = "eof"
 OVERFLOW = "overflow"
 #: Stands for a state's start classes inside a trigger set.
 START = "<start>"
+#: A body region's rows lead here when the body is complete: the composer puts, for
+#: each place the structure names the body, what follows it there (a position of the
+#: dialect, or the end of its block), guarded by ``body:LEAF`` (the body being read).
+EXIT = "<exit>"
 
 #: Per-character actions that a self-loop may apply to a whole run at once (the core's;
 #: a region adds its own in ``Region.run_forms``).
@@ -102,7 +106,9 @@ class Transition:
     dest: str
     guards: tuple[str, ...] = ()
     actions: tuple[str, ...] = ()
-    rank: int = 50
+    #: (a float: the composer ranks the rows it makes of one row between that row and
+    #: the next, ``EXIT``)
+    rank: float = 50
 
     def as_dict(self) -> dict[str, object]:
         """The form ``transitions.Machine`` takes."""
@@ -124,7 +130,7 @@ class Rule:
     dest: str
     actions: tuple[str, ...] = ()
     guards: tuple[str, ...] = ()
-    rank: int = 50
+    rank: float = 50
 
 
 def on(
@@ -199,3 +205,44 @@ class Region:
     #: when it takes nothing. Only the compiled runner uses them; the differential test
     #: holds each to the reference runner's steps.
     state_runs: tuple[tuple[str, str], ...] = ()
+
+
+class BodyHelpers:
+    """The base of a value grammar's model (``grammar.api.Body``): what its guards and
+    actions may call on the machine's model, declared for type checkers only (at run
+    time this class is empty, so the engine's own methods are the ones called).
+
+    ``self.cfg.strict`` (every tolerance off), ``self.cfg.tools`` (the tool schemas by
+    name, or None) and ``self.pos`` (the offset of the character read) may be read.
+    """
+
+    if TYPE_CHECKING:  # pragma: no cover
+        cfg: Any
+        pos: int
+
+        def body_hold(self, s: str) -> None:
+            """Keep input the body read (every character it reads)."""
+
+        def body_call(self) -> None:
+            """A call begins (a body that makes calls)."""
+
+        def body_name(self, name: str) -> None:
+            """The current call's name (its ToolCallStart goes out)."""
+
+        def body_args(self, text: str) -> None:
+            """Canonical JSON text of the current call's arguments, streamed."""
+
+        def body_end_call(self) -> None:
+            """The current call's markup ended."""
+
+        def body_refuse(self, why: str) -> None:
+            """The current call is no call: released alone, the block stands."""
+
+        def body_fail(self, why: str) -> None:
+            """The block is malformed (lead to ``text`` with ``abort_block``)."""
+
+        def tolerate(self, code: str, what: str, offset: int) -> None:
+            """A tolerated deviation was read (a Diagnostic with the block's calls)."""
+
+        def run_budget(self) -> int:
+            """Characters a run form may take before the block is full."""

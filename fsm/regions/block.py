@@ -78,6 +78,10 @@ class Call:
     #: arguments not held twice (issue 13, item 5): key → the span of the block's raw
     #: text that is its value, cut when the block is emitted
     spans: dict[str, tuple[int, int]] | None = None
+    #: Why the call is refused though its block stands ("" while it is a call): a value
+    #: grammar read it to its end and found it no call (a name where a literal must be).
+    #: It is released alone, with a Diagnostic; the block's other calls stand.
+    bad: str = ""
     #: the last fragment of the call's arguments (its closing ``}``), withheld until the
     #: call is emitted: the fragments of a call that is abandoned never make a whole
     #: JSON object, so no client takes a call that was given up for a complete one
@@ -292,9 +296,14 @@ class BlockModel(TagModel):
         call.pending = None
 
     def finish_call(self, call: Call) -> None:
-        """The call's own markup ended: its arguments are decided."""
+        """The call's own markup ended: its arguments are decided (a refused call's
+        are not: it is released alone when its block is emitted)."""
         b = self.block
         assert b is not None
+        if call.bad:
+            call.raw_end = b.raw_len
+            b.call = None
+            return
         if not call.name:
             b.malformed_reason = b.malformed_reason or "a call without a name"
         if not call.started:
@@ -384,16 +393,105 @@ class BlockModel(TagModel):
             if kinds is not None and not any(fits(value, k) for k in kinds):
                 call.problem(f"{call.name}.{key}: value {dumps(value)[:40]} is not of type {'/'.join(kinds)}")
 
+    #: The body leaf being read (``enter_body``), and its name (``body:LEAF`` guards).
+    body_leaf: object = None
+    body_leaf_name = ""
+
     def enter_body(self, ch: str = "") -> None:
-        """After a structural marker: enter the body (capture, JSON) it leads to."""
+        """After a structural marker: enter the body (a capture, JSON, a value grammar)
+        it leads to; the body's ``begin`` action sets it up."""
         target = self.enter_target
         if target is None:
             return
-        kind = getattr(target, "kind", "")
-        if kind == "capture":
-            self.capture_begin(ch)
-        elif kind in ("json_args", "json_call", "json_calls"):
-            self.json_begin(ch)
+        self.body_leaf = target
+        self.body_leaf_name = getattr(target, "name", "")
+        begin = getattr(getattr(target, "body", None), "begin", "")
+        if begin:
+            getattr(self, begin)(ch)
+
+    def body_exit(self, ch: str = "") -> None:
+        """A body is complete (a row of its region led to ``EXIT``). Arguments that end
+        a call with no close marker of its own (Mistral's) end the call."""
+        leaf = self.body_leaf
+        self.body_leaf = None
+        self.body_leaf_name = ""
+        b = self.block
+        if b is None or b.call is None:
+            return
+        body = getattr(leaf, "body", None)
+        if getattr(body, "reads", "") == "args" and getattr(getattr(leaf, "call", None), "close", 1) is None:
+            self.finish_call(b.call)
+
+    # ---------------------------------------- what a value grammar's model calls
+    # (``grammar.api.Body``; typed for a dialect's file by ``grammar.states.BodyHelpers``)
+    def body_hold(self, s: str) -> None:
+        """Keep input the body read in its block (every character it reads is kept:
+        the block's raw is its input, and it is released whole if the block fails)."""
+        self._hold(s)
+
+    def body_call(self) -> None:
+        """A call begins here (a body that makes calls, ``reads="call"``/``"calls"``):
+        its arguments are canonical JSON text the body gives (``body_args``)."""
+        call = self.new_call(self._block())
+        call.json_args = True
+
+    def body_name(self, name: str) -> None:
+        """The current call's name: its ``ToolCallStart`` goes out (with the arguments
+        given so far), unless the block holds its calls back."""
+        b = self._block()
+        if b.call is not None:
+            self.name_call(b.call, name)
+
+    def body_args(self, text: str) -> None:
+        """Canonical JSON text of the current call's arguments (``json.dumps(arguments,
+        ensure_ascii=False)`` spelling): streamed as ``ToolCallDelta``; every prefix of
+        what a call is given must be a prefix of its final arguments' JSON."""
+        b = self._block()
+        call = b.call
+        if call is None or b.spilled or call.bad:
+            return  # (an overflowed block keeps nothing; a refused call streams no more)
+        call.json_args = True
+        if call.args_text is None:
+            call.args_text = Pieces()
+        call.args_text.append(text)
+        self.stream_args(call, text)
+
+    def stream_args(self, call: Call, text: str) -> None:
+        """Stream canonical argument text, one character behind: the last one given (the
+        arguments' closing ``}`` once the call ends) waits in ``Call.closing`` and goes
+        out with the call's ``ToolCall`` (fragments of a call that is abandoned never
+        make a whole JSON object)."""
+        if not text:
+            return
+        s = call.closing + text
+        call.closing = s[-1]
+        self._delta(call, s[:-1])
+
+    def body_end_call(self) -> None:
+        """The current call's markup ended: its arguments are what ``body_args`` gave
+        (a JSON object; none: ``{}``), or it is released as refused (``body_refuse``)."""
+        b = self._block()
+        call = b.call
+        if call is None:
+            return
+        call.args_done = True
+        self.finish_call(call)
+
+    def body_refuse(self, why: str) -> None:
+        """The current call is no call (a name where a literal must be): the body reads
+        on to its end (``body_end_call``), the block stands, and the call is released
+        alone with a ``malformed_call`` Diagnostic. Outside a call: ``body_fail``."""
+        b = self._block()
+        if b.call is None:
+            self.body_fail(why)
+        elif not b.call.bad:
+            b.call.bad = why
+
+    def body_fail(self, why: str) -> None:
+        """The block is malformed (released as the policy says, with this reason):
+        the row that follows leads to ``text`` with the action ``abort_block``."""
+        b = self._block()
+        b.malformed_reason = b.malformed_reason or why
 
     def hold_mark(self, ch: str) -> None:
         """A marker inside a call that only separates (Kimi's argument marker)."""
@@ -455,7 +553,9 @@ class BlockModel(TagModel):
             self._release(b, "block_too_large", f"block passed max_block_chars={self.cfg.max_block_chars}")
         elif b.malformed_reason or not b.calls:
             self._release(b, "malformed_block", b.malformed_reason or "block holds no call")
-        elif b.tolerance and self.cfg.tools is not None and not all(c.known for c in b.calls):
+        elif all(c.bad for c in b.calls):
+            self._release(b, "malformed_block", f"no call in it is one: {b.calls[0].bad}")
+        elif b.tolerance and self.cfg.tools is not None and not all(c.known for c in b.calls if not c.bad):
             # Weaker evidence (no wrapper at all), more of it required: every call must
             # name a known tool, else the markup is what it looks like, text.
             unknown = sorted({c.name for c in b.calls if not c.known})
@@ -541,9 +641,12 @@ class BlockModel(TagModel):
             if tail:
                 self._text(tail)
             return
-        kept = [c.index is not None and (c.known or policy == "call") for c in b.calls]
+        kept = [c.index is not None and (c.known or policy == "call") and not c.bad for c in b.calls]
         for (c, start, end), keep in zip(_segments(b.calls, kept, len(raw)), kept):
             piece = raw if (start == 0 and end == len(raw)) else raw[start:end]
+            if c.bad:
+                self._release_call(b, c, piece)
+                continue
             if not c.known:  # kept as a call (the default policy), or dropped
                 self._emit(Diagnostic("unknown_tool", f"call to {c.name!r}, which is not in tools", b.start, "",
                                       "tolerated" if keep else "dropped"))
@@ -559,6 +662,23 @@ class BlockModel(TagModel):
         if tail:
             self._text(tail)
 
+    def _release_call(self, b: Block, c: Call, piece: str) -> None:
+        """One call of a block that stands is refused (``Call.bad``): a ``malformed_call``
+        Diagnostic says why. Its span of the block is markup of a block of calls, never
+        text: on a ``ToolCallAbandoned`` when its start was streamed (shown once), else
+        on the Diagnostic's raw. ``on_malformed="raise"`` raises."""
+        why = f"call {c.name!r} is no call: {c.bad}" if c.name else f"a call is no call: {c.bad}"
+        at = b.start + c.raw_start
+        if c.index is not None:
+            why += f"; call {c.index} abandoned"
+            self._emit(ToolCallAbandoned(c.index, c.id, c.name, "malformed_call", piece))
+            c.closing = ""
+            piece = ""
+        if self.cfg.on_malformed == "raise":
+            diag = Diagnostic("malformed_call", why + "; raised", at, piece, "dropped")
+            self._emit(diag)
+            raise MalformedBlockError(f"malformed_call at offset {at}: {why}", diag)
+        self._emit(Diagnostic("malformed_call", why, at, piece, "dropped"))
     def _send_closings(self, b: Block) -> None:
         """The calls are decided: the closing fragment each withheld goes out now."""
         for c in b.calls:

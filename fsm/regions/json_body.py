@@ -27,7 +27,7 @@ from typing import Any, Final
 from callsieve.native import mypyc_attr, trait
 from callsieve.accum import Pieces
 from callsieve.grammar.api import JsonCall, JsonCalls
-from callsieve.grammar.states import ALL, EOF_TRIGGER, OTHER, OVERFLOW, Region, Rule, StateDecl, but, on
+from callsieve.grammar.states import ALL, EOF_TRIGGER, EXIT, OTHER, OVERFLOW, Region, Rule, StateDecl, but, on
 from callsieve.regions import dumps, quote
 from callsieve.regions.block import Call
 from callsieve.regions.capture import CaptureModel
@@ -177,9 +177,9 @@ class JsonBodyModel(CaptureModel):
     def j_in_array(self, ch: str) -> bool:
         return bool(self.jframes) and self.jframes[-1].kind == "["
 
-    def j_ends(self, leaf_name: str) -> bool:
-        """The container about to close is the body's outermost, for this leaf."""
-        return len(self.jframes) == 1 and getattr(self.jleaf, "name", None) == leaf_name
+    def j_outermost(self, ch: str) -> bool:
+        """The container about to close is the body's outermost."""
+        return len(self.jframes) == 1
 
     # ------------------------------------------------------------ containers
     def _push(self, kind: str) -> bool:
@@ -250,13 +250,10 @@ class JsonBodyModel(CaptureModel):
         self.finish_call(call)
 
     def j_close_body(self, ch: str) -> None:
-        """The outermost container closed: the body is complete. Arguments that end a
-        call with no close marker of its own (Mistral) end the call too."""
+        """The outermost container closed: the body is complete (``body_exit`` then
+        ends a call that has no close marker of its own, Mistral's)."""
         self.j_close(ch)
-        leaf, self.jleaf = self.jleaf, None
-        call = self._call()
-        if call is not None and getattr(leaf, "kind", "") == "json_args" and getattr(getattr(leaf, "call", None), "close", 1) is None:
-            self.finish_call(call)
+        self.jleaf = None
 
     def _before_value(self) -> None:
         """Separators of the canonical text, written when a value begins."""
@@ -584,7 +581,12 @@ def _rules() -> tuple[object, ...]:
     r.extend(on("j_next", _WS, "j_next", "j_ws", rank=1))
     r.extend(on("j_next", [OTHER], "j_key", "j_ws", "j_after_comma", when=["j_is_comma", "j_in_object"], rank=2))
     r.extend(on("j_next", [OTHER], "j_value", "j_ws", "j_after_comma", when=["j_is_comma", "j_in_array"], rank=3))
-    # closing a container: the outermost one's rows are generated per body (j_ends:LEAF)
+    # closing a container: the outermost one's ends the body (EXIT: the composer makes one
+    # row per place a JSON body stands, each to what follows it there)
+    for s, trig, guard in (("j_next", "rbrace", "j_in_object"), ("j_next", "rbrack", "j_in_array")):
+        r.extend(on(s, [trig], EXIT, "j_close_body", when=["j_outermost", guard], rank=10))
+    for s, trig in (("j_key_first", "rbrace"), ("j_array_first", "rbrack")):
+        r.extend(on(s, [trig], EXIT, "j_close_body", when=["j_outermost"], rank=10))
     for s, trig, guard in (("j_next", "rbrace", "j_in_object"), ("j_next", "rbrack", "j_in_array"),
                            ("j_key_first", "rbrace", "j_in_object"), ("j_array_first", "rbrack", "j_in_array")):
         r.extend(on(s, [trig], "j_next", "j_close", when=[guard], rank=50))

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from callsieve.native import mypyc_attr, trait
 from callsieve.events import Diagnostic
@@ -397,9 +397,6 @@ class TagModel(ModelBase):
         raise NotImplementedError
 
 
-#: The body kinds a marker may lead straight into, and the bracket each begins with
-#: (a capture begins with what its pattern reads).
-_JSON_FIRST = {"json_args": "{", "json_call": "{", "json_calls": "["}
 _NAMED = re.compile(r"[(][?]P<[A-Za-z_][A-Za-z0-9_]*>")
 
 
@@ -435,14 +432,15 @@ def _class_chars(chars: Iterable[str]) -> str:
     return "".join(sorted(out))
 
 
-def derive_decider(layout: Any, lf: Any, enter: Any, strict: bool) -> Decider:
+def derive_decider(layout: Any, lf: Any, enter: Any, strict: bool, reads_space: Callable[[str], bool]) -> Decider:
     """What the dialect of ``layout`` reads right after its block opener ``lf``, from
     its structure, as its states would read it: the opener leads straight into a body
-    (``enter``: a capture, whose text must match its pattern and end at a marker that may
-    follow it, or at one of its end characters; a JSON body, after any whitespace, its
-    first bracket), or into a position between markers, which holds any whitespace and
+    (``enter``: a capture, whose text must match its pattern and end at a marker that
+    may follow it, or at one of its end characters; any other body, after whitespace
+    if its entry state reads any (``reads_space``), one of the characters it begins with,
+    ``Body.first``), or into a position between markers, which holds any whitespace and
     then reads one of the markers that may follow the opener (tolerated variants and
-    prefixes included unless ``strict``), a JSON body's bracket, or a capture, which
+    prefixes included unless ``strict``), a body's first character, or a capture, which
     begins at a character none of the others begins with. A block that declares
     ``Block(decide=...)`` is decided by that pattern instead (after any whitespace)."""
     from callsieve.grammar.api import Capture, Marker
@@ -453,44 +451,46 @@ def derive_decider(layout: Any, lf: Any, enter: Any, strict: bool) -> Decider:
         return _decider([(m.pattern, m, MAX_TAG_CHARS) for m in marker_spellings(decide, strict)], True)
     if enter is not None:
         leaves = [enter]
-        skips = enter.kind in _JSON_FIRST
+        skips = not isinstance(enter.body, Capture) and reads_space(str(getattr(enter.body, "entry", "")))
     else:
         pos = layout.after.get(lf.id)
         if pos is None or pos.can_end:
             raise GrammarError(f"dialect {name}: its opener {lf.label()!r} is shared and its block may end right "
-                               "after it: nothing that follows tells it apart")
+                               "after it: nothing that follows tells it apart; fix: declare Block(decide=...)")
         leaves = list(pos.follow)
         skips = True
     alts: list[tuple[str, Any, int]] = []
     # (where a capture may begin in a position: at a character no marker there, no
-    # JSON body and no whitespace begins with: ``_Composer._route``)
+    # other body and no whitespace begins with: ``_Composer._route``)
     taken = SPACE + _class_chars(c for x in leaves if x.marker is not None for c in x.marker.start_chars())
-    taken += "".join(_JSON_FIRST[x.kind] for x in leaves if x.kind in _JSON_FIRST)
+    taken += "".join(getattr(x.body, "first", "") for x in leaves if x.body is not None)
     for x in leaves:
+        first = getattr(x.body, "first", "") if x.body is not None else ""
         if x.marker is not None:
             alts += [(m.pattern, m, MAX_TAG_CHARS) for m in marker_spellings(x.marker, strict)]
-        elif x.kind in _JSON_FIRST:
-            c = _JSON_FIRST[x.kind]
-            alts.append((re.escape(c), Marker(re.escape(c), (c,), c), 1))
-        elif x.kind == "capture" and isinstance(x.body, Capture):
+        elif first:
+            pattern = "[" + re.escape(first) + "]"
+            alts.append((pattern, Marker(pattern, tuple(first), first), 1))
+        elif isinstance(x.body, Capture):
             body = x.body
             after = layout.after.get(x.id)
             nexts = [m for y in (after.follow if after is not None else ()) if y.marker is not None
                      for m in marker_spellings(y.marker, strict)]
             if after is not None and any(y.marker is None for y in after.follow):
                 raise GrammarError(f"dialect {name}: its opener {lf.label()!r} is shared and a body follows its "
-                                   f"{body.label} capture: nothing marks where the capture ends")
+                                   f"{body.label} capture: nothing marks where the capture ends; fix: declare "
+                                   "Block(decide=...)")
             ends = [re.escape(c) for c in body.end_chars] + [f"(?:{unnamed(m.pattern)})" for m in nexts]
             if not ends:
                 raise GrammarError(f"dialect {name}: its opener {lf.label()!r} is shared and nothing may follow "
-                                   f"its {body.label} capture")
+                                   f"its {body.label} capture; fix: declare Block(decide=...)")
             guard = "" if enter is not None else f"(?![{re.escape(taken)}])"
             pattern = f"{guard}(?:{unnamed(body.pattern)})(?:{'|'.join(ends)})"
             shown = " | ".join(m.shown() for m in nexts) or repr(body.end_chars)
             alts.append((pattern, Marker(pattern, (), f"{body.label}, then {shown}"), body.max_chars + MAX_TAG_CHARS))
         else:
             raise GrammarError(f"dialect {name}: its opener {lf.label()!r} is shared and what follows it "
-                               f"({x.label()}) cannot tell it apart: declare Block(decide=...)")
+                               f"({x.label()}) cannot tell it apart; fix: declare Block(decide=...)")
     return _decider(alts, skips)
 
 

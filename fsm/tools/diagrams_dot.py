@@ -37,7 +37,7 @@ Drawing rules (the legend in each picture says the same to its reader):
    So does a state with more than one way out of the region (the JSON body's close
    into the position after it, one per dialect with such a body): ``→ out of the
    box: rbrace / j_close_body`` and, a line each, the guard that picks the
-   destination (``4. [j_ends:hermes.json_call1, j_in_object] → hermes.after_json_call``),
+   destination (``4. [j_outermost, j_in_object, body:hermes.json_call1] → hermes.after_json_call``),
    and those arrows carry no label either. Why this holds where routing did not: dot
    puts the labels of one state's exits into other boxes in the one gap beside its
    box, and which of them it stacks changes with every dialect added or left out
@@ -768,7 +768,7 @@ def _draw_state(dot: _Dot, s: StateDecl, decl: Declaration, listed: dict[str, li
 def _exit_rows(exits: list[Edge], looks: dict[int, _Look], first: bool) -> list[str]:
     """A compact state's exits out of its box (rule 9), in the order it tries them:
     what they share (the triggers and actions, ``rbrace / j_close_body``) once, then
-    each one's guard and where it leads (``4. [j_ends:hermes.json_call1, j_in_object]
+    each one's guard and where it leads (``4. [j_outermost, j_in_object, body:hermes.json_call1]
     → hermes.after_json_call``)."""
     #: (ink, arm lines) → (try order, guard line, destination) of each alternative that has them
     groups: dict[tuple[str, tuple[str, ...]], list[tuple[int, str, str]]] = {}
