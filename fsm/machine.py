@@ -58,7 +58,7 @@ Theory of operation
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Callable, Iterable
 
@@ -283,7 +283,7 @@ class _Composer:
 
     # ------------------------------------------------------------ composition
     def compose(self) -> Machine:
-        layouts = tuple(compile_dialect(d, self.strict) for d in self.dialects)
+        layouts = tuple(compile_dialect(d, self.strict) for d in _blocks_counted_once(self.dialects))
         regions: list[Region] = [prose.REGION, tag_region()]
         declared = tuple(r for d in self.dialects for r in d.reasoning)
         if self.think and declared:
@@ -802,6 +802,20 @@ def _check_one_chars_and_anchors(states: list[StateDecl], matchers: dict[str, Ma
                     "no prose (rule: an anchor is checked against the prose or reasoning before the marker); "
                     "anchor only markers that open a block or frame text"
                 )
+
+
+def _blocks_counted_once(dialects: tuple[Dialect, ...]) -> tuple[Dialect, ...]:
+    """The dialects, a block equal to one an earlier dialect declares left out of the
+    later one: as equal reasoning and framing declarations count once, so do equal
+    blocks (ERNIE 4.5 writes Hermes's blocks, with framing of its own). Its calls are
+    then the earlier dialect's; enabled alone, the later dialect reads them itself."""
+    seen: list[object] = []
+    out: list[Dialect] = []
+    for d in dialects:
+        kept = tuple(b for b in d.blocks if not (b.prose and b in seen))
+        seen.extend(d.blocks)
+        out.append(d if len(kept) == len(d.blocks) else replace(d, blocks=kept))
+    return tuple(out)
 
 
 def tag_region() -> Region:

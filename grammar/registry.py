@@ -11,6 +11,7 @@ from callsieve.grammar import (
     cohere_command,
     deepseek,
     dsml,
+    ernie45,
     gigachat3,
     glm45,
     granite,
@@ -21,6 +22,7 @@ from callsieve.grammar import (
     internlm,
     kimi_k2,
     kimi_k3,
+    lfm2,
     longcat,
     minimax_m2,
     mistral,
@@ -41,7 +43,7 @@ REGISTRY: dict[str, Dialect] = {
         # the long tail (dialects-long-tail.md)
         granite.DIALECT, granite.DIALECT_20B, nemotron.DIALECT, cohere_command.DIALECT, seed_oss.DIALECT,
         internlm.DIALECT, hunyuan.DIALECT, step3.DIALECT, longcat.DIALECT, gigachat3.DIALECT, inkling.DIALECT,
-        kimi_k3.DIALECT, apertus.DIALECT,
+        kimi_k3.DIALECT, apertus.DIALECT, lfm2.DIALECT, ernie45.DIALECT,
     )
 }
 #: The built-in names; ``Sieve()`` (dialects=None) enables these, not registered extras.

@@ -42,6 +42,8 @@ class Example:
     reasoning: str = ""
     #: the dialect the calls are reported from, when the name above is an alias
     reads_as: str = ""
+    #: ... and with every dialect enabled, when another declares the same block
+    all_reads_as: str = ""
     kw: dict[str, Any] = field(default_factory=dict)
 
 
@@ -84,6 +86,11 @@ EXAMPLES = [
         "]<|END_ACTION|><|END_OF_TURN_TOKEN|>",
         WEATHER_TIME, "", "I should call both tools.", reads_as="cohere_command",
     ),
+    Example(  # §11, the JSON form
+        "lfm2", "lfm2",
+        'Let me check.<|tool_call_start|>[{"name": "get_weather", "arguments": {"city": "Paris"}}]<|tool_call_end|>',
+        [("get_weather", {"city": "Paris"})], "Let me check.",
+    ),
     Example(  # §12
         "seed_oss", "seed_oss",
         "<seed:think>Need weather.</seed:think>Checking.<seed:tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n"
@@ -115,6 +122,15 @@ EXAMPLES = [
         '<steptml:invoke name="get_time"><steptml:parameter name="tz">CET</steptml:parameter></steptml:invoke>'
         f"<{B}tool_call_end{B}><{B}tool_calls_end{B}>",
         [("get_weather", {"city": "Paris", "days": "3"}), ("get_time", {"tz": "CET"})], "Let me check.",
+    ),
+    Example(  # §16: the prompt opened the reasoning
+        "ernie45", "ernie45",
+        'The user wants weather.\n</think>\n\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n',
+        [("get_weather", {"city": "Paris"})], "\n\n\n\n", "The user wants weather.\n", kw={"start_in_reasoning": True},
+        all_reads_as="hermes",
+    ),
+    Example(  # §16: a plain answer
+        "ernie45_response", "ernie45", "<response>\nIt is sunny.</response>\n", [], "\nIt is sunny.\n",
     ),
     Example(  # §17
         "longcat", "longcat",
@@ -188,7 +204,9 @@ def test_reference_examples_whole_and_one_character_at_a_time(ex: Example, size:
     assert codes(events) == []
     assert "".join(e.raw for e in events) == ex.doc
     assert deltas_match(events)
-    assert {e.dialect for e in events if isinstance(e, callsieve.ToolCall)} == {ex.reads_as or ex.dialect}
+    dialects = {e.dialect for e in events if isinstance(e, callsieve.ToolCall)}
+    own = ex.reads_as or ex.dialect
+    assert dialects == ({ex.all_reads_as or own if enabled == "all" else own} if ex.calls else set())
 
 
 def test_every_long_tail_dialect_has_a_reference_example() -> None:
@@ -227,6 +245,8 @@ SERVER_NAMES = {
     "apertus2509": "apertus",
     "kimi_k3": "kimi_k3",
     "ling3": "glm45",
+    "lfm2": "lfm2",
+    "ernie45": "ernie45",
 }
 
 
@@ -323,6 +343,37 @@ def test_granite_text_around_the_block() -> None:
 def test_nemotron_several_blocks_and_a_lone_object() -> None:
     doc = '<TOOLCALL>{"name": "a", "arguments": {}}</TOOLCALL>\n<TOOLCALL>[{"name": "b", "arguments": {"x": 1}}]</TOOLCALL>'
     assert calls(parsed(doc, 1)) == [("a", {}), ("b", {"x": 1})]
+
+
+@pytest.mark.parametrize("dialect, doc", [
+    ("nemotron", '<TOOLCALL>[{"name": "f", "arguments": "{\\"a\\": [1, \\"</TOOLCALL>\\"]}"}]</TOOLCALL>'),
+    ("granite4", '<tool_call>\n{"name": "f", "arguments": "{\\"a\\": [1, \\"</TOOLCALL>\\"]}"}\n</tool_call>'),
+])
+def test_arguments_written_as_a_json_string_are_decoded_once_and_said(dialect: str, doc: str) -> None:
+    """Nemotron and Granite 4 may write ``arguments`` as a JSON-encoded string (vLLM
+    passes it through verbatim): decoded once, with a Diagnostic."""
+    for size in (0, 1):
+        events = parsed(doc, size, dialects=[dialect])
+        assert calls(events) == [("f", {"a": [1, "</TOOLCALL>"]})]
+        assert codes(events) == ["arguments_as_string"] and deltas_match(events)
+
+
+def test_arguments_written_as_a_string_that_holds_no_object_are_malformed() -> None:
+    doc = '<TOOLCALL>[{"name": "f", "arguments": "just words"}]</TOOLCALL>'
+    events = parsed(doc, dialects=["nemotron"])
+    assert calls(events) == [] and codes(events) == ["malformed_block"]
+
+
+def test_a_block_two_enabled_dialects_share_is_read_once() -> None:
+    """ERNIE 4.5 declares Hermes's very block: with both enabled it is read once (a fork
+    between two equal blocks could never decide), as hermes's; alone, as ernie45's."""
+    doc = '<response>\nok</response>\n<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>'
+    for enabled, dialect in ((["hermes", "ernie45"], "hermes"), (["ernie45", "hermes"], "ernie45"), (["ernie45"], "ernie45"),
+                             (None, "hermes")):
+        events = parsed(doc, 1, dialects=enabled)
+        assert [(e.name, e.dialect) for e in events if isinstance(e, callsieve.ToolCall)] == [("f", dialect)]
+        assert texts(events) == "\nok\n"
+    assert texts(parsed(doc, dialects=["hermes"])) == "<response>\nok</response>\n"  # ERNIE's framing is its own
 
 
 def test_cohere_ids_are_minted_not_the_models_repeated_ones() -> None:
