@@ -536,7 +536,7 @@ class _Composer:
         if not alts:
             return
         opener = Marker("|".join(f"(?:{tag.unnamed(m.pattern)})" for m in alts),
-                        tuple(ex for m in alts for ex in m.examples), "a block opener")
+                        tuple(ex for m in alts for ex in m.examples), "any dialect's block opener")
         self.listen(origin, opener, [((), "text", actions)], scope=scope, prefixed=True)
 
     def _opener_groups(self, layouts: tuple[Layout, ...]) -> list[list[tuple[Layout, Leaf]]]:
