@@ -94,8 +94,9 @@ _BLOCK = "cluster_block"
 #: eleven states they cover one another; the same holds for the CommonMark prose states
 #: (fence info, tails, list lines) and CDATA's bracket counting, measured with
 #: label_overlaps on every view; so for the JSON value's three states (a string, its
-#: escapes), whose moves stacked on the labels of the dialects' positions beside them.
-_COMPACT = frozenset({"json_body", "prose", "cdata", "json"})
+#: escapes), whose moves stacked on the labels of the dialects' positions beside them,
+#: and for the Python-call tokenizer's, as the JSON body's.
+_COMPACT = frozenset({"json_body", "prose", "cdata", "json", "python_value"})
 #: Characters of the drawing's own notation (explained in the legend); any other
 #: character outside Latin-1 is named by code point there, since it may render as an
 #: empty box without a CJK font.
@@ -690,12 +691,13 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
         # overlapped at none, 0.5 to 0.7 at some. With issue 24's rows (eof closes, Kimi's
         # bare block) no nodesep from 0.5 to 1.5 at mclimit 0.3 to 1 kept the overview
         # clear; of 220 drawn settings (nodesep 0.5-1.5, mclimit 0.3-2, ranksep
-        # 0.45-0.7), nodesep 1.4, mclimit 2, ranksep 0.45 left no view overlapping. A
+        # 0.45-0.7), nodesep 1.4, mclimit 2, ranksep 0.45 left no view overlapping; with
+        # gemma4 and olmo3, nodesep 1.5, mclimit 1.5, ranksep 0.55 (drawn the same way). A
         # trace's path picture, a strip for a screen, keeps nodesep 0.4, mclimit 0.5 and
         # ranksep 0.5 (its height).
         ("graph", [("rankdir", "LR"), ("compound", "true"), ("newrank", "true"),
-                   ("nodesep", "0.4" if path_only else "1.4"), ("mclimit", "0.5" if path_only else "2"),
-                   ("ranksep", "0.5" if path_only else "0.45"), ("fontname", "Helvetica"), ("fontsize", "12"), ("labelloc", "t"), ("label", title)]),
+                   ("nodesep", "0.4" if path_only else "1.5"), ("mclimit", "0.5" if path_only else "1.5"),
+                   ("ranksep", "0.5" if path_only else "0.55"), ("fontname", "Helvetica"), ("fontsize", "12"), ("labelloc", "t"), ("label", title)]),
         ("node", [("shape", "box"), ("style", "rounded,filled"), ("fillcolor", "white"), ("fontname", "Helvetica"),
                   ("fontsize", "11"), ("margin", "0.08,0.04")]),
         ("edge", [("fontname", "Helvetica"), ("fontsize", "10"), ("arrowsize", "0.7")]),
