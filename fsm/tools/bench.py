@@ -435,6 +435,10 @@ def _verify(w: Workload, text: str, size: int) -> dict[str, Any]:
 FIND_REPEAT = 100
 
 
+def _bound(f: Callable[[str], Any], text: str) -> Callable[[], Any]:
+    return lambda: f(text)
+
+
 def _reference(w: Workload) -> Callable[[str], Any] | None:
     """The whole-response yardstick of ``w`` (bench_whole), as a function of the text."""
     if w.whole_ref == "regex":
@@ -578,7 +582,7 @@ def run_workloads(cfg: Config, log: Callable[[str], None], call: Yardstick) -> l
             _time_ceiling(m.pattern, chunks, ceiling_runs, m.ceiling)
             ref = _reference(m.w) if m.mode == "whole" else None
             if ref is not None:
-                _timed(lambda f=ref, whole=chunks[0]: f(whole), whole_runs, m.reference)
+                _timed(_bound(ref, chunks[0]), whole_runs, m.reference)
             if m.naive is not None and m.naive.capped:
                 _time_sieve(m.w, chunks[: m.naive.feeds], cfg.size, 1, m.prefix)
             del chunks
@@ -936,9 +940,9 @@ def targets(results: list[WorkloadResult], prose_memory: dict[str, Any] | None,
                                   MANY_CALLS_WHOLE_MB_S[col], mw.call_ns))
     for r in results:
         mw = _mode(r, "whole") if r.status == "ok" else None
-        ref = mw.reference if mw is not None else None
-        if ref is None:
+        if mw is None or mw.reference is None:
             continue
+        ref = mw.reference
         if ref["kind"] == "regex":
             out.append(Target(f"{r.name}, fed whole: speed ÷ one regex pass's", ref["x"], MANY_CALLS_WHOLE_OF_REGEX,
                               "x", True, f"{mw.mb_s:.2f} MB/s against {ref['mb_s']:.2f} MB/s"))
