@@ -87,6 +87,9 @@ _REGIONS: dict[str, tuple[str, str]] = {
     "json_body": ("JSON body, checked token by token: markup in a string is data; "
                   "each state lists its moves (→)", "#e6f0fa"),
     "capture": ("capture: a name or an id between markers", "#f4f4f4"),
+    "python_value": ("Python calls, read as literals token by token (never eval); "
+                     "each state lists its moves (→)", "#e6f0fa"),
+    "start": ("where the response begins: a block its own body opens", "#eef6ee"),
 }
 _BLOCK = "cluster_block"
 #: Regions drawn compactly (rule 9): the JSON tokenizer's token-by-token moves matter
@@ -94,8 +97,9 @@ _BLOCK = "cluster_block"
 #: eleven states they cover one another; the same holds for the CommonMark prose states
 #: (fence info, tails, list lines) and CDATA's bracket counting, measured with
 #: label_overlaps on every view; so for the JSON value's three states (a string, its
-#: escapes), whose moves stacked on the labels of the dialects' positions beside them.
-_COMPACT = frozenset({"json_body", "prose", "cdata", "json"})
+#: escapes), whose moves stacked on the labels of the dialects' positions beside them;
+#: and the Python-call tokenizer's twenty-six states (issue 21).
+_COMPACT = frozenset({"json_body", "prose", "cdata", "json", "python_value"})
 #: Characters of the drawing's own notation (explained in the legend); any other
 #: character outside Latin-1 is named by code point there, since it may render as an
 #: empty box without a CJK font.
