@@ -182,6 +182,8 @@ class Sieve:
             # Calls with no marker of their own only on evidence that calls are expected:
             # tools to call, or formats named (a JSON answer to Sieve() stays text).
             bare_calls = tools is not None or dialects is not None
+        #: Whether this sieve reads calls no marker opens (``bare_calls``, as decided).
+        self.bare_calls: bool = bare_calls
         self.machine = compose(self.dialects, bool(reasoning), calls_in_reasoning, strict, bare_calls)
         config = Config(
             matchers=self.machine.matchers,

@@ -31,22 +31,29 @@ BLOCK = Block(None, Seq(Opt(PYTHON_START), PythonCalls(), Opt(PYTHON_END)), None
 
 
 def literal(v: Any) -> str:
-    """``v`` as a Python literal (``repr``, which writes every JSON value's Python twin)."""
-    return repr(v)
+    """``v`` (a JSON value) as a Python literal: strings in double quotes with JSON's
+    escapes (which Python reads alike), ``True``/``False``/``None``."""
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if v is True or v is False or v is None:
+        return repr(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(literal(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{literal(k)}: {literal(x)}" for k, x in v.items()) + "}"
+    return json.dumps(v)
 
 
 def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 0) -> str:
     """In ``<|python_start|>`` … ``<|python_end|>`` (a block that may stand anywhere);
-    odd variants write strings in double quotes where they can."""
+    odd variants leave out the spaces and write the end marker apart."""
+    sep, eq = (",", "=") if variant % 2 else (", ", "=")
     out = []
     for name, params in calls:
-        args = []
-        for k, v, is_json in params:
-            value = json.loads(v) if is_json else v
-            text = json.dumps(value, ensure_ascii=False) if variant % 2 and isinstance(value, str) else literal(value)
-            args.append(f"{k}={text}")
-        out.append(f"{name}({', '.join(args)})")
-    return PYTHON_START.examples[0] + "[" + ", ".join(out) + "]" + PYTHON_END.examples[0]
+        args = [f"{k}{eq}{literal(json.loads(v) if is_json else v)}" for k, v, is_json in params]
+        out.append(f"{name}({sep.join(args)})")
+    end = ("\n" if variant % 4 == 3 else "") + PYTHON_END.examples[0]
+    return PYTHON_START.examples[0] + "[" + sep.join(out) + "]" + end
 
 
 DIALECT = Dialect(

@@ -141,6 +141,15 @@ def test_numbers(size: int) -> None:
     })]
 
 
+def test_a_surrogate_pair_is_its_character_and_a_lone_half_is_replaced() -> None:
+    doc = '<calls>[f(a="\\ud83d\\ude00", b="x\\ud83dy", c="\\udc00")]</calls>'
+    events = read(doc, PY, 1)
+    assert calls(events) == [("f", {"a": "😀", "b": "x\ufffdy", "c": "\ufffd"})]
+    assert codes(events) == ["lone_surrogate", "lone_surrogate"]
+    strict = read(doc, PY, strict=True)
+    assert calls(strict) == [] and codes(strict) == ["malformed_block"]
+
+
 def test_words_and_json_words() -> None:
     assert args_of("<calls>[f(a=True, b=False, c=None)]</calls>") == [("f", {"a": True, "b": False, "c": None})]
     assert args_of("<calls>[f(a=true, b=false, c=null, d=True)]</calls>", PYJ) == [("f", {"a": True, "b": False, "c": None, "d": True})]
