@@ -38,10 +38,10 @@ Theory of operation
    returns the held text to the value.
 
 6. Shared openers: when enabled dialects' openers read the same text, the opener leads
-   to ``fork``, which decides by bounded lookahead against each dialect's FOLLOW of its
-   opener (or its block's ``decide`` pattern), binds a dialect once its lookahead has
-   matched whole and no other's may, and replays the held text in the chosen grammar
-   (``callsieve.regions.tag``).
+   to ``fork``, which decides by lookahead against what each dialect's grammar reads
+   after its opener (derived from its structure: ``tag.derive_decider``), binds a
+   dialect once its lookahead has matched whole and no other's may, and replays the
+   held text in the chosen grammar (``callsieve.regions.tag``).
 
 7. Table-driven: states, triggers, guards, actions, their order. Not table-driven: what
    a guard computes (marker matching in ``callsieve.matcher``) and what an action does
@@ -58,7 +58,7 @@ Theory of operation
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Callable, Iterable
 
@@ -207,6 +207,8 @@ class _Composer:
         self.actions: dict[str, Callable[..., None]] = {}
         #: hit key → the one dialect a region's marker belongs to (rule 2 reads it)
         self.owner: dict[str, str] = {}
+        #: the block openers in prose, those that read the same text together
+        self.groups: list[list[tuple[Layout, Leaf]]] = []
         #: headers composed so far (each ranks its rows apart: ``header.header_region``)
         self.header_count = 0
 
@@ -291,7 +293,7 @@ class _Composer:
 
     # ------------------------------------------------------------ composition
     def compose(self) -> Machine:
-        layouts = tuple(compile_dialect(d, self.strict, self.bare) for d in self.dialects)
+        layouts = tuple(compile_dialect(d, self.strict, self.bare) for d in _blocks_counted_once(self.dialects))
         regions: list[Region] = [prose.REGION, tag_region()]
         self.body_openers = [(layout, lf) for layout in layouts for lf in layout.openers
                              if lf.marker is None and lf.spec.block.prose] if self.bare else []
@@ -358,6 +360,7 @@ class _Composer:
                 owners = {d.name for d in self.dialects for x in d.reasoning if ls.marker in (x.open, x.close)}
                 if len(owners) == 1 and r.name == "reasoning":  # rule 2 counts it as that dialect's
                     self.owner[f"hit:{ls.origin}:{ls.marker.shown()}"] = owners.pop()
+        self.groups = self._opener_groups(layouts)
         for layout in layouts:
             self._dialect(layout)
             for h in layout.dialect.headers:
@@ -528,12 +531,46 @@ class _Composer:
                 if q.marker is not None:
                     self.structural("in_capture", q, layout, scope=lf.name, first=("end_capture",))
         self.scoped_entries.setdefault("in_capture", {}).setdefault(lf.name, [])
+        self._gives_way("in_capture", ("abort_block", "reprocess"), scope=lf.name)
         g = f"capture:{lf.name}"
         self.guards[g] = generated.capture_guard(lf.name)
         if body.end_chars:
             after = layout.after[lf.id]
             for c in body.end_chars:
                 self.char_rows.append(("in_capture", c, after.name, ("end_capture_char",), g))
+
+    def _gives_way(self, origin: str, actions: tuple[str, ...], scope: str | None = None) -> None:
+        """``origin`` (a capture, a message header: text that stands for markup) ends at
+        a block opener of any enabled dialect, where its markup is malformed: the
+        opener is read again where the block came from (``actions``; issue 22). One
+        entry for every opener and its tolerated spellings, but those ``origin`` already
+        listens for. Such states are stepped, never scanned in bulk (their text is
+        short), so rule 2 has nothing to protect there: the entry is ``prefixed``."""
+        if not self.groups:
+            return
+        have = self.scoped_entries.get(origin, {}).get(scope, []) if scope is not None else self.entries.get(origin, [])
+        here = [e.marker.pattern for e, _rows in have]
+        alts = [m for grp in self.groups for _l, o in grp if o.marker is not None
+                for m in tag.marker_spellings(o.marker, self.strict) if m.pattern not in here]
+        if not alts:
+            return
+        opener = Marker("|".join(f"(?:{tag.unnamed(m.pattern)})" for m in alts),
+                        tuple(ex for m in alts for ex in m.examples), "any dialect's block opener")
+        self.listen(origin, opener, [((), "text", actions)], scope=scope, prefixed=True)
+
+    def _opener_groups(self, layouts: tuple[Layout, ...]) -> list[list[tuple[Layout, Leaf]]]:
+        """Block openers in prose, those that read the same text together (a block its
+        own body opens is opened where the response begins: ``_body_openers``)."""
+        openers = [(layout, lf) for layout in layouts for lf in layout.openers if lf.spec.block.prose and lf.marker is not None]
+        groups: list[list[tuple[Layout, Leaf]]] = []
+        for item in openers:
+            for g in groups:
+                if any(_cross_match(item[1].marker, other[1].marker) and item[0] is not other[0] for other in g):
+                    g.append(item)
+                    break
+            else:
+                groups.append([item])
+        return groups
 
     def _body_openers(self) -> None:
         """Blocks their own body opens: each body's lead is listened for where the
@@ -569,16 +606,7 @@ class _Composer:
     def _openers(self, layouts: tuple[Layout, ...]) -> None:
         """Block openers in prose; those several dialects share become forks."""
         self._body_openers()
-        openers = [(layout, lf) for layout in layouts for lf in layout.openers if lf.spec.block.prose and lf.marker is not None]
-        groups: list[list[tuple[Layout, Leaf]]] = []
-        for item in openers:
-            for g in groups:
-                if any(_cross_match(item[1].marker, other[1].marker) and item[0] is not other[0] for other in g):
-                    g.append(item)
-                    break
-            else:
-                groups.append([item])
-        for g in groups:
+        for g in self.groups:
             for origin in ("text", *self._in_reasoning(g)):
                 first = ("reasoning_ends_at_call",) if origin != "text" else ()
                 if len(g) > 1:
@@ -614,6 +642,7 @@ class _Composer:
         parts = sorted({p for _m, p in h.starts} | {p for _m, p in h.parts})
         for p in parts:
             self.listen(header.part_state(h, p), h.end, rows, Act(lf, (), enter))
+            self._gives_way(header.part_state(h, p), ("header_gives_way", "reprocess"))
 
     def _in_reasoning(self, group: list[tuple[Layout, Leaf]]) -> tuple[str, ...]:
         """The reasoning states that listen for this opener: a tool-call block there is
@@ -633,35 +662,9 @@ class _Composer:
                 raise GrammarError(f"dialect {layout.dialect.name}: a bare block's first marker {lf.label()!r} is shared with another dialect")
             dest, enter = self.target(lf, layout)
             dests[layout.dialect.name] = dest
-            decide = lf.spec.block.decide
-            if decide is not None:
-                # (its variants: what a tolerated deviation writes after the opener)
-                firsts = [decide] + ([] if self.strict else [decide.as_variant(v) for v in decide.variants])
-            else:
-                firsts = []
-                for x in layout.after[lf.id].follow:
-                    if x.marker is not None:
-                        firsts.append(x.marker)
-                    elif x.body is not None and x.body.first:
-                        begins = x.body.first
-                        firsts.append(Marker("[" + re.escape(begins) + "]", tuple(begins), begins))
-                    else:
-                        raise GrammarError(
-                            f"dialect {layout.dialect.name}: its opener {lf.label()!r} is shared and what follows it "
-                            f"({x.label()}) cannot tell it apart: declare Block(decide=...)"
-                        )
-            decider = Matcher([Entry(f"decide:{m.shown()}", m) for m in firsts])
+            decider = tag.derive_decider(layout, lf, enter, self.strict, self._reads_space)
             cands.append(ForkCandidate(layout.dialect.name, lf.spec, decider, lf.marker, enter))
-        for i, a in enumerate(cands):
-            for b in cands[i + 1 :]:
-                for ea in a.decider.entries:
-                    for eb in b.decider.entries:
-                        if _cross_match(ea.marker, eb.marker):
-                            raise GrammarError(
-                                f"overlapping lookahead choices after the shared opener {group[0][1].label()!r}: "
-                                f"{' and '.join(sorted((a.dialect, b.dialect)))} both accept "
-                                f"{ea.marker.shown()!r}/{eb.marker.shown()!r} next"
-                            )
+        tag.check_deciders(tuple(cands), group[0][1].label())
         label = group[0][1].label()
         fork = Fork(label, tuple(cands))
         if not self.forks:
@@ -680,13 +683,17 @@ class _Composer:
             self.rules += on("fork", ALL, dest, "fork_bind", "reprocess", when=[gname], rank=RANK_HIT + self.fork_rows)
             self.fork_rows += 1
 
+    def _reads_space(self, state: str) -> bool:
+        """``state`` reads whitespace and stays (a JSON body's ``j_start``): a fork's
+        decider skips it before the body's first character."""
+        loops: set[str] = set()
+        for r in self.rules:
+            if isinstance(r, Rule) and r.source == state and r.dest == state and not r.guards:
+                loops.update(r.triggers.expand(tuple(CLASSES) + (OTHER,), ()))
+        return {"ws", "nl"} <= loops
+
     def _fork_listen(self, group: list[tuple[Layout, Leaf]], origin: str, first: tuple[str, ...], fork: Fork, label: str) -> None:
-        # One pattern for the shared opener; the dialects' own group names would repeat
-        # in it (``attrs``), and a fork reads no field of the opener: groups unnamed.
-        pattern = "|".join(f"(?:{re.sub(r'[(][?]P<[A-Za-z_][A-Za-z0-9_]*>', '(?:', lf.marker.pattern)})"
-                           for _l, lf in group if lf.marker is not None)
-        examples = tuple(ex for _l, lf in group if lf.marker is not None for ex in lf.marker.examples)
-        shared = Marker(pattern, examples, label)
+        shared = _shared_marker(group)
         self.listen(origin, shared, [((), "fork", first + ("fork_begin",))], fork, key=f"fork:{origin}:{label}")
 
     def _finish(self, layouts: tuple[Layout, ...]) -> Machine:
@@ -850,6 +857,20 @@ def _check_one_chars_and_anchors(states: list[StateDecl], matchers: dict[str, Ma
                 )
 
 
+def _blocks_counted_once(dialects: tuple[Dialect, ...]) -> tuple[Dialect, ...]:
+    """The dialects, a block equal to one an earlier dialect declares left out of the
+    later one: as equal reasoning and framing declarations count once, so do equal
+    blocks (ERNIE 4.5 writes Hermes's blocks, with framing of its own). Its calls are
+    then the earlier dialect's; enabled alone, the later dialect reads them itself."""
+    seen: list[object] = []
+    out: list[Dialect] = []
+    for d in dialects:
+        kept = tuple(b for b in d.blocks if not (b.prose and b in seen))
+        seen.extend(d.blocks)
+        out.append(d if len(kept) == len(d.blocks) else replace(d, blocks=kept))
+    return tuple(out)
+
+
 def tag_region() -> Region:
     return Region("tag", tag.STATES, tag.RULES, None)
 
@@ -863,6 +884,18 @@ def _expand(rules: Iterable[Rule | Transition], triggers: tuple[str, ...], start
         for t in r.triggers.expand(triggers, start.get(r.source, ())):
             out.append(Transition(t, r.source, r.dest, r.guards, r.actions, r.rank))
     return out
+
+
+def _shared_marker(group: list[tuple[Layout, Leaf]]) -> Marker:
+    """One marker for the openers of ``group`` (a shared opener). The dialects' own group
+    names would repeat in one pattern (``attrs``), and nothing reads a field of it:
+    groups unnamed."""
+    if len(group) == 1 and group[0][1].marker is not None:
+        return group[0][1].marker
+    pattern = "|".join(f"(?:{re.sub(r'[(][?]P<[A-Za-z_][A-Za-z0-9_]*>', '(?:', lf.marker.pattern)})"
+                       for _l, lf in group if lf.marker is not None)
+    examples = tuple(ex for _l, lf in group if lf.marker is not None for ex in lf.marker.examples)
+    return Marker(pattern, examples, group[0][1].label())
 
 
 def _follow(layout: Layout, lf: Leaf) -> list[Leaf]:

@@ -9,8 +9,9 @@ object alone (both are the format); several blocks may follow one another, and t
 may stand around them. The server must keep the tags (``skip_special_tokens=False``).
 Reasoning: ``<think>`` … ``</think>`` (unverified for this family in the reference).
 Nemotron-3-Nano writes Qwen3-Coder XML instead: pick the dialect by checkpoint.
-Not yet read: ``arguments`` written as a JSON-encoded string (the block is released
-as text with a Diagnostic).
+``arguments`` written as a JSON-encoded string (vLLM passes it through) is decoded once
+when it holds an object, with an ``arguments_as_string`` Diagnostic; any other string
+makes the block malformed.
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ from callsieve.grammar import (
     cohere_command,
     deepseek,
     dsml,
+    ernie45,
+    gemma4,
     gigachat3,
     glm45,
     granite,
@@ -21,11 +23,13 @@ from callsieve.grammar import (
     internlm,
     kimi_k2,
     kimi_k3,
+    lfm2,
     llama3_json,
     longcat,
     minimax_m2,
     mistral,
     nemotron,
+    olmo3,
     pythonic,
     qwen3_coder,
     seed_oss,
@@ -43,7 +47,8 @@ REGISTRY: dict[str, Dialect] = {
         # the long tail (dialects-long-tail.md)
         granite.DIALECT, granite.DIALECT_20B, nemotron.DIALECT, cohere_command.DIALECT, seed_oss.DIALECT,
         internlm.DIALECT, hunyuan.DIALECT, step3.DIALECT, longcat.DIALECT, gigachat3.DIALECT, inkling.DIALECT,
-        kimi_k3.DIALECT, apertus.DIALECT, llama3_json.DIALECT, pythonic.DIALECT,
+        kimi_k3.DIALECT, apertus.DIALECT, lfm2.DIALECT, ernie45.DIALECT, olmo3.DIALECT,
+        gemma4.DIALECT, llama3_json.DIALECT, pythonic.DIALECT,
     )
 }
 #: The built-in names; ``Sieve()`` (dialects=None) enables these, not registered extras.
@@ -119,6 +124,8 @@ ALIASES: dict[str, str] = {
     "kimik3": "kimi_k3",
     # Apertus (vLLM apertus, SGLang apertus2509)
     "apertus2509": "apertus",
+    # vLLM registers functiongemma beside gemma4 (its file was not read for the reference)
+    "functiongemma": "gemma4",
 }
 _checked: set[Dialect] = set()
 

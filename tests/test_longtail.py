@@ -42,12 +42,26 @@ class Example:
     reasoning: str = ""
     #: the dialect the calls are reported from, when the name above is an alias
     reads_as: str = ""
+    #: ... and with every dialect enabled, when another declares the same block
+    all_reads_as: str = ""
     kw: dict[str, Any] = field(default_factory=dict)
 
 
 WEATHER_TIME = [("get_weather", {"city": "Paris"}), ("get_time", {"tz": "CET"})]
 
 EXAMPLES = [
+    Example(  # §3
+        "olmo3", "olmo3",
+        '<function_calls>\nget_weather(city="Paris")\nget_time(tz="Europe/Paris", dst=true)\n</function_calls>',
+        [("get_weather", {"city": "Paris"}), ("get_time", {"tz": "Europe/Paris", "dst": True})],
+    ),
+    Example(  # §4
+        "gemma4", "gemma4",
+        'Checking both.<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3}<tool_call|><|tool_call>call:search'
+        '{query:<|"|>café "best"<|"|>,filters:{open:true,tags:[<|"|>a<|"|>,<|"|>b<|"|>]}}<tool_call|><|tool_response>',
+        [("get_weather", {"city": "Paris", "days": 3}), ("search", {"query": 'café "best"', "filters": {"open": True, "tags": ["a", "b"]}})],
+        "Checking both.",
+    ),
     Example(  # §5
         "granite", "granite",
         '<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_time", "arguments": {"tz": "CET"}}]',
@@ -84,6 +98,16 @@ EXAMPLES = [
         "]<|END_ACTION|><|END_OF_TURN_TOKEN|>",
         WEATHER_TIME, "", "I should call both tools.", reads_as="cohere_command",
     ),
+    Example(  # §11
+        "lfm2_python", "lfm2",
+        'Let me check.<|tool_call_start|>[get_weather(city="Paris"), get_time(tz="CET")]<|tool_call_end|>',
+        WEATHER_TIME, "Let me check.",
+    ),
+    Example(  # §11, the JSON form
+        "lfm2", "lfm2",
+        'Let me check.<|tool_call_start|>[{"name": "get_weather", "arguments": {"city": "Paris"}}]<|tool_call_end|>',
+        [("get_weather", {"city": "Paris"})], "Let me check.",
+    ),
     Example(  # §12
         "seed_oss", "seed_oss",
         "<seed:think>Need weather.</seed:think>Checking.<seed:tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n"
@@ -115,6 +139,15 @@ EXAMPLES = [
         '<steptml:invoke name="get_time"><steptml:parameter name="tz">CET</steptml:parameter></steptml:invoke>'
         f"<{B}tool_call_end{B}><{B}tool_calls_end{B}>",
         [("get_weather", {"city": "Paris", "days": "3"}), ("get_time", {"tz": "CET"})], "Let me check.",
+    ),
+    Example(  # §16: the prompt opened the reasoning
+        "ernie45", "ernie45",
+        'The user wants weather.\n</think>\n\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n',
+        [("get_weather", {"city": "Paris"})], "\n\n\n\n", "The user wants weather.\n", kw={"start_in_reasoning": True},
+        all_reads_as="hermes",
+    ),
+    Example(  # §16: a plain answer
+        "ernie45_response", "ernie45", "<response>\nIt is sunny.</response>\n", [], "\nIt is sunny.\n",
     ),
     Example(  # §17
         "longcat", "longcat",
@@ -220,7 +253,9 @@ def test_reference_examples_whole_and_one_character_at_a_time(ex: Example, size:
     assert codes(events) == []
     assert "".join(e.raw for e in events) == ex.doc
     assert deltas_match(events)
-    assert {e.dialect for e in events if isinstance(e, callsieve.ToolCall)} == {ex.reads_as or ex.dialect}
+    dialects = {e.dialect for e in events if isinstance(e, callsieve.ToolCall)}
+    own = ex.reads_as or ex.dialect
+    assert dialects == ({ex.all_reads_as or own if enabled == "all" else own} if ex.calls else set())
 
 
 def test_every_long_tail_dialect_has_a_reference_example() -> None:
@@ -259,6 +294,11 @@ SERVER_NAMES = {
     "apertus2509": "apertus",
     "kimi_k3": "kimi_k3",
     "ling3": "glm45",
+    "lfm2": "lfm2",
+    "ernie45": "ernie45",
+    "olmo3": "olmo3",
+    "gemma4": "gemma4",
+    "functiongemma": "gemma4",
     "llama3_json": "llama3_json",
     "llama4_json": "llama3_json",
     "llama3": "llama3_json",
@@ -360,6 +400,94 @@ def test_granite_text_around_the_block() -> None:
 def test_nemotron_several_blocks_and_a_lone_object() -> None:
     doc = '<TOOLCALL>{"name": "a", "arguments": {}}</TOOLCALL>\n<TOOLCALL>[{"name": "b", "arguments": {"x": 1}}]</TOOLCALL>'
     assert calls(parsed(doc, 1)) == [("a", {}), ("b", {"x": 1})]
+
+
+@pytest.mark.parametrize("dialect, doc", [
+    ("nemotron", '<TOOLCALL>[{"name": "f", "arguments": "{\\"a\\": [1, \\"</TOOLCALL>\\"]}"}]</TOOLCALL>'),
+    ("granite4", '<tool_call>\n{"name": "f", "arguments": "{\\"a\\": [1, \\"</TOOLCALL>\\"]}"}\n</tool_call>'),
+])
+def test_arguments_written_as_a_json_string_are_decoded_once_and_said(dialect: str, doc: str) -> None:
+    """Nemotron and Granite 4 may write ``arguments`` as a JSON-encoded string (vLLM
+    passes it through verbatim): decoded once, with a Diagnostic."""
+    for size in (0, 1):
+        events = parsed(doc, size, dialects=[dialect])
+        assert calls(events) == [("f", {"a": [1, "</TOOLCALL>"]})]
+        assert codes(events) == ["arguments_as_string"] and deltas_match(events)
+
+
+def test_arguments_written_as_a_string_that_holds_no_object_are_malformed() -> None:
+    doc = '<TOOLCALL>[{"name": "f", "arguments": "just words"}]</TOOLCALL>'
+    events = parsed(doc, dialects=["nemotron"])
+    assert calls(events) == [] and codes(events) == ["malformed_block"]
+
+
+def test_a_block_two_enabled_dialects_share_is_read_once() -> None:
+    """ERNIE 4.5 declares Hermes's very block: with both enabled it is read once (a fork
+    between two equal blocks could never decide), as hermes's; alone, as ernie45's."""
+    doc = '<response>\nok</response>\n<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>'
+    for enabled, dialect in ((["hermes", "ernie45"], "hermes"), (["ernie45", "hermes"], "ernie45"), (["ernie45"], "ernie45"),
+                             (None, "hermes")):
+        events = parsed(doc, 1, dialects=enabled)
+        assert [(e.name, e.dialect) for e in events if isinstance(e, callsieve.ToolCall)] == [("f", dialect)]
+        assert texts(events) == "\nok\n"
+    assert texts(parsed(doc, dialects=["hermes"])) == "<response>\nok</response>\n"  # ERNIE's framing is its own
+
+
+def test_lfm2_a_list_argument_does_not_end_the_calls() -> None:
+    """SGLang's pythonic streaming buffers to the first ``]``: ``days=[1, 2]`` ends it."""
+    doc = '<|tool_call_start|>[f(days=[1, 2], q="a]b"), g(x={"k": [3]})]<|tool_call_end|>'
+    for size in (0, 1):
+        events = parsed(doc, size, dialects=["lfm2"])
+        assert calls(events) == [("f", {"days": [1, 2], "q": "a]b"}), ("g", {"x": {"k": [3]}})] and deltas_match(events)
+
+
+def test_lfm2_json_form_names_a_known_tool() -> None:
+    doc = '<|tool_call_start|>[{"name": "f", "arguments": {"a": 1}}]<|tool_call_end|>'
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"properties": {"a": {"type": "integer"}}}}}]
+    events = parsed(doc, dialects=["lfm2"], tools=tools)
+    assert calls(events) == [("f", {"a": 1})] and codes(events) == []
+
+
+def test_olmo3_a_raw_newline_in_a_string_is_one_string() -> None:
+    """vLLM joins OLMo's lines: a raw newline inside a string splits the call in two."""
+    doc = '<function_calls>\nwrite(text="line one\nline two")\n</function_calls>'
+    events = parsed(doc, 1, dialects=["olmo3"])
+    assert calls(events) == [("write", {"text": "line one\nline two"})]
+    assert codes(events) == ["raw_newline_in_string"]
+
+
+def test_olmo3_and_xml_share_the_function_calls_opener() -> None:
+    xml = '<function_calls><invoke name="f"><parameter name="k">v</parameter></invoke></function_calls>'
+    olmo = '<function_calls>\ng(k="w")\n</function_calls>'
+    events = parsed(xml + olmo, 1)
+    assert [(e.name, e.dialect) for e in events if isinstance(e, callsieve.ToolCall)] == [("f", "xml"), ("g", "olmo3")]
+
+
+@pytest.mark.parametrize("doc, expected", [
+    ('<|tool_call>call:f{a:<|"|>x <|"| y < z "q"<|"|>}<tool_call|>', {"a": 'x <|"| y < z "q"'}),
+    ("<|tool_call>call:f{n:-3,x:1.5,w:hello world,b:false,e:[],o:{}}<tool_call|>",
+     {"n": -3, "x": 1.5, "w": "hello world", "b": False, "e": [], "o": {}}),
+    ("<|tool_call>call:f{}<tool_call|>", {}),
+    ('<|tool_call>call:f{l:[1,[2,<|"|>]<|"|>],{k:v}]}<tool_call|>', {"l": [1, [2, "]"], {"k": "v"}]}),
+])
+def test_gemma4_values(doc: str, expected: dict[str, Any]) -> None:
+    for size in (0, 1, 3):
+        events = parsed(doc, size, dialects=["gemma4"])
+        assert calls(events) == [("f", expected)] and deltas_match(events) and codes(events) == []
+
+
+def test_gemma4_a_mention_of_the_token_is_text_and_a_call_after_it_is_read() -> None:
+    doc = "The <|tool_call> token opens a call. <|tool_call>call:f{a:1}<tool_call|>"
+    events = parsed(doc, 1, dialects=["gemma4"])
+    assert calls(events) == [("f", {"a": 1})] and codes(events) == ["malformed_block"]
+    assert texts(events) == "The <|tool_call> token opens a call. "
+
+
+def test_gemma4_a_key_given_twice_releases_the_call() -> None:
+    doc = '<|tool_call>call:f{a:1,a:2}<tool_call|>'
+    events = parsed(doc, dialects=["gemma4"])
+    assert calls(events) == [] and codes(events) == ["malformed_block"]
+    assert "".join(e.raw for e in events) == doc
 
 
 def test_cohere_ids_are_minted_not_the_models_repeated_ones() -> None:

@@ -97,8 +97,8 @@ _BLOCK = "cluster_block"
 #: eleven states they cover one another; the same holds for the CommonMark prose states
 #: (fence info, tails, list lines) and CDATA's bracket counting, measured with
 #: label_overlaps on every view; so for the JSON value's three states (a string, its
-#: escapes), whose moves stacked on the labels of the dialects' positions beside them;
-#: and the Python-call tokenizer's twenty-six states (issue 21).
+#: escapes), whose moves stacked on the labels of the dialects' positions beside them,
+#: and for the Python-call tokenizer's, as the JSON body's.
 _COMPACT = frozenset({"json_body", "prose", "cdata", "json", "python_value"})
 #: Characters of the drawing's own notation (explained in the legend); any other
 #: character outside Latin-1 is named by code point there, since it may render as an
@@ -686,14 +686,15 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
     title = f'<<b><font point-size="16">{_h(view.title)}</font></b><br/><font point-size="10">{_h(sub)}</font>>'
     for k, v in (
         # ranksep 0.5, not 0.45: with the JSON body's states, measured with label_overlaps,
-        # 0.45 lets dot stack two of the overview's labels at one rank; nodesep 0.5, not 0.3:
+        # 0.45 lets dot stack two of the overview's labels at one rank; nodesep 0.8, not 0.3:
         # with the nine dialects and the spill self-loops, 0.3 stacks two hub labels, and
         # with the long tail's, 0.4 (at any mclimit) the three labels between in_param and
         # the hub. mclimit 0.5: at the default, those three stack at every nodesep from
-        # 0.3 to 0.8 (measured); at 0.5, none does at 0.5, 0.55 or 0.8. A trace's path
-        # picture, a strip for a screen, keeps nodesep 0.4.
+        # 0.3 to 0.8 (measured). Measured again with 26 dialects, mclimit 0.3 to 1: 0.8
+        # overlapped at none, 0.5 to 0.7 at some. A trace's path picture, a strip for a
+        # screen, keeps nodesep 0.4.
         ("graph", [("rankdir", "LR"), ("compound", "true"), ("newrank", "true"),
-                   ("nodesep", "0.4" if path_only else "0.5"), ("mclimit", "0.5"),
+                   ("nodesep", "0.4" if path_only else "0.8"), ("mclimit", "0.5"),
                    ("ranksep", "0.5"), ("fontname", "Helvetica"), ("fontsize", "12"), ("labelloc", "t"), ("label", title)]),
         ("node", [("shape", "box"), ("style", "rounded,filled"), ("fillcolor", "white"), ("fontname", "Helvetica"),
                   ("fontsize", "11"), ("margin", "0.08,0.04")]),
