@@ -380,7 +380,8 @@ class PythonValueModel(BlockModel):
     def py_abort(self, ch: str) -> None:
         """What breaks the body itself: the block is malformed."""
         b = self._block()
-        b.malformed_reason = b.malformed_reason or self.pfail or f"unexpected {ch!r} in a Python call list"
+        b.malformed_reason = b.malformed_reason or self.pfail or (
+            f"unexpected {ch!r}: no Python call" if self.py_single(ch) else f"unexpected {ch!r} in a Python call list")
         self.abort_block(ch)
 
     # ------------------------------------------------------------ keywords
@@ -1018,6 +1019,12 @@ def _rules() -> tuple[Any, ...]:
         # (on every class no unguarded row of the state takes)
         taken = sorted({t for x in r if isinstance(x, Rule) and x.source == n and not x.guards and x.triggers.excluded is None
                         for t in x.triggers.named})
+        if n in ("py_name", "py_name_end"):
+            # Before its ``(`` a lone call opened no bracket: no call's end to skip to
+            # (``then say so`` after a mentioned opener would swallow the real call
+            # after it); the body is no call, as JSON's would be. A list's item ends at
+            # its ``,`` and is refused alone (``a.b(c=1)``).
+            add(on(n, but(*taken), "text", "py_abort", "reprocess", when=["py_single"], rank=98))
         if n in in_call:
             add(on(n, but(*taken), "py_skip", "py_bad", "reprocess", rank=99))
         elif n in ("py_start", "py_calls", "py_after_call"):
