@@ -177,19 +177,20 @@ def reasoning_state(h: Header) -> str:
 START_STATE = "header_start"
 
 
-def start_region() -> Region:
+def start_region(then: str = "text") -> Region:
     """The output's very start, after a prompt that may have ended inside a header: the
     headers' ``at_start`` markers are listened for (their listens are the headers');
-    anything else is prose, read again from the start (a held tag too: it is at most a
-    marker long). Composed once, when an enabled header declares ``at_start``."""
+    anything else is read again from the start in ``then``: prose, or ``start`` where a
+    block its own body opens is listened for (a held tag too: it is at most a marker
+    long). Composed once, when an enabled header declares ``at_start``."""
     st = START_STATE
     states = (StateDecl(st, "the output's start, where a prompt that ended inside a message header may go on "
                         "with it (Header.at_start)", owner="header"),)
     rules = (
         *on(st, START, "maybe_tag", "tag_begin", rank=10),
-        *on(st, but(START), "text", "reprocess", rank=90),
+        *on(st, but(START), then, "reprocess", rank=90),
         *on(st, [EOF_TRIGGER], "text"),
-        *on("maybe_tag", ALL, "text", "header_unresumed", "reprocess", when=[f"from:{st}"], rank=RANK_FALLBACK - 1),
+        *on("maybe_tag", ALL, then, "header_unresumed", "reprocess", when=[f"from:{st}"], rank=RANK_FALLBACK - 1),
         *on("maybe_tag", [EOF_TRIGGER], "text", "header_unresumed_eof", when=[f"from:{st}"], rank=RANK_FALLBACK - 1),
     )
     return Region("header_start", states, rules, None)
