@@ -925,10 +925,14 @@ def _shared_marker(group: list[tuple[Layout, Leaf]]) -> Marker:
     groups unnamed."""
     if len(group) == 1 and group[0][1].marker is not None:
         return group[0][1].marker
-    pattern = "|".join(f"(?:{re.sub(r'[(][?]P<[A-Za-z_][A-Za-z0-9_]*>', '(?:', lf.marker.pattern)})"
-                       for _l, lf in group if lf.marker is not None)
-    examples = tuple(ex for _l, lf in group if lf.marker is not None for ex in lf.marker.examples)
-    return Marker(pattern, examples, group[0][1].label())
+    markers = [lf.marker for _l, lf in group if lf.marker is not None]
+    pattern = "|".join(f"(?:{re.sub(r'[(][?]P<[A-Za-z_][A-Za-z0-9_]*>', '(?:', m.pattern)})" for m in markers)
+    examples = tuple(ex for m in markers for ex in m.examples)
+    # (their tolerated spellings too, each once: the fork binds the dialects whose
+    # opener reads the spelling, ``tag._opens``)
+    variants = tuple(dict.fromkeys(v for m in markers for v in m.variants))
+    prefixes = tuple(dict.fromkeys(p for m in markers for p in m.prefixes))
+    return Marker(pattern, examples, group[0][1].label(), variants=variants, prefixes=prefixes)
 
 
 def _follow(layout: Layout, lf: Leaf) -> list[Leaf]:

@@ -411,3 +411,79 @@ def test_a_nameless_kimi_call_inside_a_value_is_data() -> None:
            + json.dumps({"text": inner}) + "<|tool_call_end|><|tool_calls_section_end|>")
     events = run(cut(doc, 3), tools=tools("note", text="string"))
     assert calls(events) == [("note", {"text": inner})] and codes(events) == []
+
+
+# ---------------------------------------------------------------- 8. DeepSeek R1 distills' opener
+R1_OPEN = "<｜tool▁calls｜>"
+R1_V3 = (R1_OPEN + '<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{"city": "Paris"}\n```'
+         "<｜tool▁call▁end｜><｜tool▁calls▁end｜>")
+R1_V31 = R1_OPEN + '<｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
+
+
+@pytest.mark.parametrize("block", [R1_V3, R1_V31])
+@pytest.mark.parametrize("dialects", [None, ["deepseek_v3", "deepseek_v31"]])
+def test_deepseek_r1_distills_section_opener_without_begin(block: str, dialects: list[str] | None) -> None:
+    doc = "Let me check.\n" + block + "\nDone."
+    for events in each_way(doc, dialects=dialects):
+        assert calls(events) == [("get_weather", {"city": "Paris"})] and codes(events) == ["calls_open_variant"]
+        (d,) = diags(events, "calls_open_variant")
+        assert d.offset == doc.index(R1_OPEN) and d.severity == "tolerated"
+        assert texts(events) == "Let me check.\n\nDone." and "".join(e.raw for e in events) == doc
+        (c,) = [e for e in events if isinstance(e, callsieve.ToolCall)]
+        assert c.raw == block
+        deltas_match(events)
+    strict = run(cut(doc, 3), dialects=dialects, strict=True)
+    assert calls(strict) == [] and "calls_open_variant" not in codes(strict)
+    assert "".join(e.raw for e in strict) == doc
+
+
+@pytest.mark.parametrize("doc", [
+    "The section opens with " + R1_OPEN + ", then calls.",  # a mention: nothing follows that reads as a call
+    R1_OPEN,
+    "```\n" + R1_V3 + "\n```\n",
+    "Write `" + R1_V31 + "` to call it.",
+])
+def test_the_r1_opener_mentioned_or_in_code_is_text_with_nothing_assumed(doc: str) -> None:
+    for events in each_way(doc):
+        assert calls(events) == [] and texts(events) == doc
+        assert "calls_open_variant" not in codes(events)
+    # (a mention's noted spelling is no part of a later block)
+    later = doc + "\n<｜tool▁calls▁begin｜>" + R1_V31[len(R1_OPEN):]
+    for events in each_way(later):
+        assert calls(events) == [("get_weather", {"city": "Paris"})] and "calls_open_variant" not in codes(events)
+
+
+def test_the_r1_opener_inside_a_value_is_data() -> None:
+    doc = ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>note<｜tool▁sep｜>' + json.dumps({"text": R1_V31})
+           + "<｜tool▁call▁end｜><｜tool▁calls▁end｜>")
+    for events in each_way(doc):
+        assert calls(events) == [("note", {"text": R1_V31})] and codes(events) == []
+
+
+RESPELLED = {"deepseek_v3": ("<｜tool▁calls▁begin｜>", R1_OPEN, "calls_open_variant"),
+             "deepseek_v31": ("<｜tool▁calls▁begin｜>", R1_OPEN, "calls_open_variant")}
+
+
+@given(st.data())
+def test_a_respelled_opener_keeps_the_calls_and_says_so(data: st.DataObject) -> None:
+    """Blocks rendered by the grammar with one opener written in a tolerated spelling:
+    the same calls and text, that spelling's Diagnostic at the opener; under strict,
+    not the same."""
+    name = data.draw(st.sampled_from(sorted(RESPELLED)))
+    d = REGISTRY[name]
+    assert d.render is not None
+    official, spelling, code = RESPELLED[name]
+    drawn = data.draw(st.lists(call_of(d).filter(lambda c: all(official not in v for _k, v, _j in c[1])),
+                               min_size=1, max_size=3))
+    block = d.render([(n, p) for n, p, _ in drawn], data.draw(st.integers(0, 31)))
+    assert block.count(official) == 1, block
+    before, after = data.draw(DOT_PROSE), data.draw(DOT_PROSE)
+    doc = before + "\n\n" + block.replace(official, spelling) + after
+    dialects = data.draw(st.sampled_from([[name], None]))
+    events = run(data.draw(chunks(doc)), dialects=dialects)
+    assert calls(events) == [(n, a) for n, _, a in drawn]
+    assert texts(events) == before + "\n\n" + after
+    assert codes(events) == [code] and diags(events, code)[0].offset == len(before) + 2
+    assert "".join(e.raw for e in events) == doc
+    deltas_match(events)
+    assert calls(run([doc], dialects=dialects, strict=True)) == []
