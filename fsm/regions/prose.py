@@ -320,6 +320,32 @@ def _text_stop_chars(model: ModelBase) -> tuple["re.Pattern[str]", str]:
     return re.compile("[" + re.escape("`~" + start) + "]"), start
 
 
+#: What ends inline code's text on its line: a backtick, or the line's end.
+_SPAN_STOP = re.compile("[`\n]")
+
+
+def _span_close_on_line(s: str, p: int, length: int) -> int:
+    """Where inline code whose opening run of ``length`` backticks ends at ``s[p]`` is
+    closed on the same line: the end of the first later run exactly that long, followed
+    by a character of ``s`` (a run at the chunk's end may go on); -1 if a line end or
+    the chunk's end comes first (then the steps read it: across lines, a span's rows ask
+    about the paragraph). Runs of another length are the span's text (CommonMark)."""
+    n = len(s)
+    tick = _RUN_OF["`"]
+    while True:
+        m = _SPAN_STOP.search(s, p)
+        if m is None or s[m.start()] == "\n":
+            return -1
+        k = m.start()
+        run = tick.match(s, k)
+        r = run.end() if run is not None else k + 1
+        if r >= n:
+            return -1
+        if r - k == length:
+            return r
+        p = r
+
+
 def _columns(s: str) -> int:
     """Width of a line head, tabs to the next multiple of four (CommonMark)."""
     if "\t" not in s:
@@ -510,7 +536,39 @@ class ProseModel(ModelBase):
 
     def text_run(self, s: str, i: int, j: int) -> int:
         self._text(s[i:j])
+        if j < len(s) and s[j] == "`" and self.state == "text":
+            return self._inline_code(s, i, j)
         return j
+
+    def _inline_code(self, s: str, i: int, j: int) -> int:
+        """The text state's scan stopped at a backtick ``s[j]``, its line in ``s``
+        (``s[i:j]`` just read): inline code opened and closed on that line is read here
+        as the steps would read it (issue 27: prose fed whole stopped at every backtick
+        twice, and stepped each), and where that is not told at once (the line's head
+        may be a fence's column, indented code, an escape; the span crosses a line end
+        or the chunk's end) ``j``: the steps read it. Where it is read: run_begin
+        (mid-line, after text: no fence column, not literal), run_more through the run,
+        open_span, in_code_span's text_char up to a run as long, run_begin and run_more
+        through it, run_closes_span → text; the position after it, stepped there."""
+        q = s.rfind("\n", i, j)
+        if q < 0 or j - q > LINE_TAIL:
+            return j
+        line = s[q:j]
+        if line[-1] == "\\" or LINE_HEAD.match(line) is not None or _lead_columns(line) >= 4:
+            return j
+        run = _RUN_OF["`"].match(s, j)
+        r = run.end() if run is not None else j + 1
+        e = _span_close_on_line(s, r, r - j) if r < len(s) else -1
+        if e < 0:
+            return j
+        self._text(s[j:e])
+        self.span_len = self.run_len = r - j
+        self.span_lines = 0
+        self.run_char = "`"
+        self.run_at_line_start = False
+        self.run_container = 0
+        self.run_literal = False
+        return e
 
     def run_begin(self, ch: str) -> None:
         if self.state == "in_fence":
@@ -523,17 +581,19 @@ class ProseModel(ModelBase):
             self.run_len = 1
             self._text(ch)
             return
+        # (the line read once: _fence_column is _column_of(_line()), and nothing
+        # between the two reads changes it)
+        line = self._line()
         asked = self._fc_asked
         if asked is not None and asked[0] == self.pos and asked[1] == self.state:
             col = asked[2]
             self._fc_asked = None
         else:
-            col = self._fence_column()
+            col = self._column_of(line)
         self.run_at_line_start = col is not None
         self.run_container = col or 0
         # Only where it matters (a run in prose, off the fence columns): whether the
         # line is indented code, where backticks are literal (CommonMark).
-        line = self._line()
         # (indented code needs four columns of indentation first: asked of the line)
         self.run_literal = (col is None and self.state == "text" and _lead_columns(line) >= 4
                             and _indented_code(self.recent_text()))
@@ -855,7 +915,23 @@ class ProseModel(ModelBase):
                 elif ch == "`" and run_len > 0:
                     self.span_len = run_len  # open_span
                     self.span_lines = 0
-                    st = "in_code_span"
+                    e = _span_close_on_line(s, p, run_len)
+                    if e < 0:
+                        st = "in_code_span"
+                        break
+                    # Inline code closed on this line (issue 27: most spans): what the
+                    # steps do, read here. in_code_span's text_char up to the closing
+                    # run; its run_begin there (mid-line: no fence column; not in
+                    # prose: neither literal nor escaped) and run_more through it; then
+                    # span_run's run_closes_span → text, the character after it read
+                    # again there: by the text state's own scan, so it stops here.
+                    self.run_at_line_start = False
+                    self.run_container = 0
+                    self.run_literal = False
+                    self.run_char = "`"
+                    self.run_len = run_len
+                    p = e
+                    st = "text"
                     break
                 else:
                     continue  # (text)
@@ -880,7 +956,16 @@ class ProseModel(ModelBase):
                 elif c == "`" and self.run_len > 0:
                     self.span_len = self.run_len
                     self.span_lines = 0
-                    st = "in_code_span"
+                    e = _span_close_on_line(s, p, self.run_len)
+                    if e < 0:
+                        st = "in_code_span"
+                        break
+                    # (closed on this line: as below, from the text state)
+                    self.run_at_line_start = False
+                    self.run_container = 0
+                    self.run_literal = False
+                    p = e
+                    st = "text"
                     break
                 else:
                     st = "text"
