@@ -27,9 +27,12 @@ says where callsieve differs):
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from callsieve.native import mypyc_attr, trait
 from callsieve.grammar.states import ALL, CLASSES, EOF_TRIGGER, START, Region, StateDecl, but, on
+from callsieve.grammar.api import MAX_TAG_CHARS
+from callsieve.matcher import Matcher
 from callsieve.regions import LINE_TAIL, ModelBase
 
 #: The head of the current line, before a run: indentation and list-item markers
@@ -550,19 +553,52 @@ class ProseModel(ModelBase):
         (mid-line, after text: no fence column, not literal), run_more through the run,
         open_span, in_code_span's text_char up to a run as long, run_begin and run_more
         through it, run_closes_span → text; the position after it, stepped there."""
-        q = s.rfind("\n", i, j)
-        if q < 0 or j - q > LINE_TAIL:
-            return j
-        line = s[q:j]
-        if line[-1] == "\\" or LINE_HEAD.match(line) is not None or _lead_columns(line) >= 4:
-            return j
-        run = _RUN_OF["`"].match(s, j)
-        r = run.end() if run is not None else j + 1
-        e = _span_close_on_line(s, r, r - j) if r < len(s) else -1
-        if e < 0:
+        n = len(s)
+        tick = _RUN_OF["`"]
+        matcher = self.matcher("text")
+        got = self._inline_scan
+        if got is None or got[0] is not matcher:
+            # The text state's own scan (its stops, and a start character only where a
+            # marker may begin there): a plain "<" in prose goes on as text.
+            got = self._inline_scan = (matcher, re.compile(matcher.scan_pattern("`~") or "[`~]").search)
+        search = got[1]
+        starts = matcher.start_chars
+        far = n - MAX_TAG_CHARS  # (past it, a marker may run off the chunk: the scan's)
+        e = j  # s[j:e]: read
+        length = 0
+        k = j  # the backtick a span may open at
+        first = True
+        while True:
+            if s[k - 1] == "\\" if k else True:
+                break  # (maybe escaped: run_begin reads it)
+            if first or s.find("\n", e, k) >= 0:
+                # (a later span on the same line: its head, read below, said the same)
+                q = s.rfind("\n", i, k)
+                if q < 0 or k - q > LINE_TAIL:
+                    break
+                line = s[q:k]
+                if LINE_HEAD.match(line) is not None or _lead_columns(line) >= 4:
+                    break
+                first = False
+            run = tick.match(s, k)
+            r = run.end() if run is not None else k + 1
+            f = _span_close_on_line(s, r, r - k) if r < n else -1
+            if f < 0:
+                break
+            e = f
+            length = r - k
+            # The prose after it, read by the text state's scan: another span goes on
+            # here; any other stop (a marker, a tilde) is the runner's.
+            m = search(s, e)
+            if m is None or s[m.start()] != "`":
+                break
+            k = m.start()
+            if k > far or s[k - 1] in starts:
+                break  # (what the runner's scan decides at the chunk's end, or after a start character)
+        if e == j:
             return j
         self._text(s[j:e])
-        self.span_len = self.run_len = r - j
+        self.span_len = self.run_len = length
         self.span_lines = 0
         self.run_char = "`"
         self.run_at_line_start = False
@@ -991,6 +1027,10 @@ class ProseModel(ModelBase):
         if p > a:
             self._text(s[a:p])
         return p
+
+    #: (the text state's matcher, its scan's search): ``_inline_code``'s (optional, as
+    #: ``_fc_asked``)
+    _inline_scan: tuple[Matcher, Callable[[str, int], re.Match[str] | None]] | None = None
 
     #: (the pattern of the characters prose stops at, its start characters): see
     #: ``_text_stop_chars``; None until first asked (optional, as ``_fc_asked``)
