@@ -397,6 +397,23 @@ class _Composer:
                         )
                     self.listen(origin, m, [((), dest, (action,))])
                     self.owner[f"hit:{origin}:{m.shown()}"] = d.name
+        if self.strict:
+            return
+        for d in self.dialects:
+            # Tolerated: a block's marker standing in prose alone (``Dialect.orphans``):
+            # framing, reported with its code (``_take_tag`` notes it).
+            for m, code in d.orphans:
+                key = f"hit:text:{m.shown()}"
+                if key in self.hits:
+                    continue  # (declared by another dialect too)
+                clash = next((e for e, _r in self.entries.get("text", []) if _cross_match(e.marker, m)), None)
+                if clash is not None:
+                    raise GrammarError(
+                        f"dialect {d.name}: orphan marker {m.shown()!r} reads the same text as {clash.marker.shown()!r}, "
+                        "which text listens for already (rule: one marker per text in a state); leave it out of the orphans"
+                    )
+                self.listen("text", m, [((), "text", ("orphan_framing",))], codes=(code,), reads_as="framing")
+                self.owner[key] = d.name
 
     def _exits(self, r: Region) -> list[Rule | Transition]:
         """A region's rows, each that leads to ``EXIT`` made one per body leaf it reads:

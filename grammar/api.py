@@ -49,6 +49,8 @@ of its state may begin with it). ``anchor="word"``: no marker right after a lett
 digit or ``_`` (``functools[`` in ``myfunctools[``); ``anchor="line"``: only at a
 line's start. ``Dialect(framing=(Marker, ...))``: tokens standing outside any block
 (Command's ``<|START_TEXT|>``): in prose they ride in an empty ``Text``'s raw.
+``Dialect(orphans=((Marker, code), ...))``: a block's own tokens that, standing in prose
+alone, are framing too, each reported with its code (a tolerance: off under strict).
 
 Value grammars (issue 21): a body read by a region of states a dialect brings, named in
 the structure as ``JsonArgs`` is::
@@ -686,6 +688,11 @@ class Dialect:
     #: ``Text`` (never in any ``text``), in reasoning in ``Reasoning.raw``; anywhere
     #: else they mean nothing (data in a value, markup a block did not expect).
     framing: tuple[Marker, ...] = ()
+    #: Tolerated: a block's own marker standing in prose with no block around it (an
+    #: orphan control token: Kimi's ``<|tool_calls_section_end|>`` or
+    #: ``<|tool_call_argument_begin|>``), each with its Diagnostic code: framing as above
+    #: (in the ``raw`` of an empty ``Text``) and reported; under ``strict``, text.
+    orphans: tuple[tuple[Marker, str], ...] = ()
     #: How visible text stands in a document of this dialect, for property tests (a
     #: harmony final or commentary message); None: as it is.
     wrap_text: Callable[[str, int], str] | None = field(default=None, compare=False)
@@ -1048,6 +1055,10 @@ def validate(dialect: Dialect) -> None:
             validate_marker(m.with_prefix(p), where)
     for m in dialect.framing:
         validate_marker(m, f"dialect {dialect.name}, framing marker {m.shown()!r}")
+    for m, code in dialect.orphans:
+        validate_marker(m, f"dialect {dialect.name}, orphan marker {m.shown()!r}")
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", code):
+            raise GrammarError(f"dialect {dialect.name}, orphan marker {m.shown()!r}: its code must be lower_snake_case")
     for r in dialect.reasoning:
         for m in (r.open, r.close):
             validate_marker(m, f"dialect {dialect.name}, reasoning marker {m.shown()!r}")

@@ -74,6 +74,10 @@ DIALECT = Dialect(
     name="kimi_k2",
     title="Kimi K2 (<|tool_call_begin|>functions.NAME:IDX)",
     blocks=(BLOCK, BARE),
+    # Tolerated (``orphan_token``): the section's close, a call's close or its arguments'
+    # opener standing in prose with no call around it (what is left of a failed section)
+    # are framing, never visible text.
+    orphans=((SECTION_END, "orphan_token"), (CALL_END, "orphan_token"), (ARGUMENTS, "orphan_token")),
     reasoning=(THINK,),
     # Kimi-K2-Thinking ends an unclosed <think> with its tool-call section (dialects.md §12)
     calls_in_reasoning=True,

@@ -543,3 +543,64 @@ def test_a_respelled_marker_keeps_the_calls_and_says_so(data: st.DataObject) -> 
     assert "".join(e.raw for e in events) == doc
     deltas_match(events)
     assert calls(run([doc], dialects=dialects, strict=True)) == []
+
+
+# ---------------------------------------------------------------- 9. orphan control tokens
+ORPHANS = ["<|tool_calls_section_end|>", "<|tool_call_end|>", "<|tool_call_argument_begin|>"]
+
+
+@pytest.mark.parametrize("token", ORPHANS)
+def test_an_orphan_kimi_token_in_prose_is_framing_with_a_diagnostic(token: str) -> None:
+    doc = "Done." + token + " Bye"
+    for dialects in (None, ["kimi_k2"]):
+        for events in each_way(doc, dialects=dialects):
+            assert calls(events) == [] and texts(events) == "Done. Bye"
+            assert codes(events) == ["orphan_token"]
+            (d,) = diags(events, "orphan_token")
+            assert d.offset == len("Done.") and d.severity == "tolerated"
+            assert "".join(e.raw for e in events) == doc
+            assert [e.raw for e in events if isinstance(e, callsieve.Text) and not e.text] == [token]
+        strict = run(cut(doc, 3), dialects=dialects, strict=True)
+        assert texts(strict) == doc and codes(strict) == []
+    # only where a dialect that writes it is enabled
+    assert texts(run([doc], dialects=["hermes"])) == doc
+
+
+@pytest.mark.parametrize("doc", [
+    "Type `<|tool_calls_section_end|>` to end it.",
+    "```\n<|tool_call_end|>\n```\n",
+])
+def test_an_orphan_token_in_code_is_text(doc: str) -> None:
+    for events in each_way(doc):
+        assert texts(events) == doc and codes(events) == []
+
+
+def test_an_orphan_token_inside_a_value_is_data_and_a_real_section_closes_as_before() -> None:
+    inner = "end with <|tool_calls_section_end|> and <|tool_call_argument_begin|>"
+    doc = ("ok <|tool_calls_section_begin|><|tool_call_begin|>functions.note:0<|tool_call_argument_begin|>"
+           + json.dumps({"text": inner}) + "<|tool_call_end|><|tool_calls_section_end|> bye")
+    for events in each_way(doc):
+        assert calls(events) == [("note", {"text": inner})] and codes(events) == [] and texts(events) == "ok  bye"
+
+
+@given(st.data())
+def test_orphan_tokens_left_by_a_dropped_section_never_reach_text(data: st.DataObject) -> None:
+    """A Kimi section with its opening markers dropped (what a server that strips some
+    special tokens leaves): its leftover closes are framing, each reported, the rest of
+    the text as it was; under strict, all of it text."""
+    d = REGISTRY["kimi_k2"]
+    assert d.render is not None
+    # (values with no backtick or token of their own: the leftovers stand in prose)
+    drawn = data.draw(st.lists(call_of(d).filter(lambda c: all("`" not in v and "<|" not in v for _k, v, _j in c[1])),
+                               min_size=1, max_size=2))
+    block = d.render([(n, p) for n, p, _ in drawn], data.draw(st.integers(0, 3)))
+    # (the opening markers and the call text gone: only closes between bits of JSON)
+    left = re.sub(r"<\|tool_calls_section_begin\|>|<\|tool_call_begin\|>[^<]*<\|tool_call_argument_begin\|>", "", block)
+    tokens = re.findall(r"<\|[a-z_]+\|>", left)
+    before = data.draw(DOT_PROSE)
+    doc = before + " " + left
+    events = run(data.draw(chunks(doc)), dialects=["kimi_k2"])
+    assert calls(events) == [] and codes(events) == ["orphan_token"] * len(tokens)
+    assert texts(events) == before + " " + re.sub(r"<\|[a-z_]+\|>", "", left)
+    assert "".join(e.raw for e in events) == doc
+    assert texts(run([doc], dialects=["kimi_k2"], strict=True)) == doc

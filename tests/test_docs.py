@@ -56,6 +56,7 @@ PRODUCES: dict[str, tuple[str, dict[str, Any]]] = {
     "missing_args_open": ('[TOOL_CALLS]f{"n": 1}', {}),
     "nameless_call": ("<|tool_calls_section_begin|><|tool_call_begin|>0<|tool_call_argument_begin|>{}<|tool_call_end|>"
                       "<|tool_calls_section_end|>", {"tools": TOOLS}),
+    "orphan_token": ("Done.<|tool_calls_section_end|>", {}),
     "calls_open_variant": ("<｜tool▁calls｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>", {}),
     "unwrapped_arguments": (CALL.format(name="f", params='<parameter=arguments>\n{"n": 1}\n</parameter>\n'), {"tools": TOOLS}),
 }

@@ -159,6 +159,17 @@ class HeaderModel(BlockModel):
         self.flush()
         self.out.append(Text("", tag))
 
+    def orphan_framing(self, ch: str) -> None:
+        """A block's marker standing in prose alone (``Dialect.orphans``): framing, and
+        the Diagnostic its code says (noted when the tag was taken; no block opens to
+        carry it)."""
+        tag = self._take_tag(ch)
+        self.flush()
+        notes, self.notes = self.notes, []
+        for d in notes:
+            self._emit(d)
+        self.out.append(Text("", tag))
+
 
 #: Ranks each header's rows out of ``maybe_tag`` may take (one per part).
 HEADER_RANKS = 32
