@@ -71,7 +71,8 @@ def framing(raw: str) -> bool:
 
 
 #: A run of the dialects' framing tokens.
-_FRAMING = "(?:" + "|".join(sorted({m.pattern for d in DIALECTS for m in d.framing}) or ["(?!)"]) + ")+"
+_FRAMING = "(?:" + "|".join(sorted({m.pattern for d in DIALECTS for m in d.framing}
+                                    | {m.pattern for d in DIALECTS for m, _code in d.orphans}) or ["(?!)"]) + ")+"
 
 
 #: ``Sieve(calls_in_reasoning=...)``: every policy.
