@@ -658,8 +658,18 @@ class _Composer:
         cands: list[ForkCandidate] = []
         dests: dict[str, str] = {}
         for layout, lf in group:
-            if lf.kind != "block_open":
-                raise GrammarError(f"dialect {layout.dialect.name}: a bare block's first marker {lf.label()!r} is shared with another dialect")
+            # A bare block's first marker that opens no call (Mistral's ``[TOOL_CALLS]``)
+            # is a block opener too: bound, it opens the block, as ``open_bare_block``
+            # does. A call's own open (qwen3_coder's bare ``<function=…>``) is not: it
+            # begins the call, and the fork, which binds a block, has no call to open.
+            if lf.kind not in ("block_open", "mark"):
+                others = sorted({lo.dialect.name for lo, _ in group} - {layout.dialect.name})
+                raise GrammarError(
+                    f"dialect {layout.dialect.name}: a bare block's first marker {lf.label()!r} is a call's open, "
+                    f"shared with {', '.join(others)} (rule: a fork decides a shared block opener, or a bare block's "
+                    "first marker that opens no call, by what follows it; a call's open begins the call itself); "
+                    "fix: enable one of them, declare the other dialect's Block itself (equal blocks count once), "
+                    "or give the block an open marker of its own")
             dest, enter = self.target(lf, layout)
             dests[layout.dialect.name] = dest
             decider = tag.derive_decider(layout, lf, enter, self.strict, self._reads_space)

@@ -514,7 +514,10 @@ def check_deciders(candidates: tuple[ForkCandidate, ...], opener: str) -> None:
                         if y.decider.classify(ex) == COMPLETE:
                             raise GrammarError(
                                 f"overlapping lookahead choices after the shared opener {opener!r}: "
-                                f"{' and '.join(sorted((a.dialect, b.dialect)))} both accept {ex!r} next"
+                                f"{' and '.join(sorted((a.dialect, b.dialect)))} both accept {ex!r} next (rule: what "
+                                "follows a shared opener decides its dialect, never the order the dialects are "
+                                "listed in); fix: enable one of them, declare the other dialect's Block itself "
+                                "(equal blocks count once), or give one Block(decide=...)"
                             )
 
 
