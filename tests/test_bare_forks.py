@@ -49,6 +49,10 @@ def test_what_follows_a_shared_bare_first_marker_picks_the_dialect(size: int, or
         assert calls(events) == [("get_weather", {"city": "Paris"})], doc
         assert dialects_of(events) == [dialect], doc
         assert texts(events) == "Sure.  done" and codes(events) == [], doc
+    # Mistral's name with its [ARGS] left out (a tolerance): the body's { ends the name
+    events = read('Sure. [TOOL_CALLS]get_weather{"city": "Paris"} done', size, dialects=order)
+    assert calls(events) == [("get_weather", {"city": "Paris"})] and dialects_of(events) == ["mistral"]
+    assert codes(events) == ["missing_args_open"]
 
 
 def test_what_neither_reads_leaves_the_marker_as_text() -> None:

@@ -381,6 +381,7 @@ class TagModel(ModelBase):
 
     def _fork_release(self, code: str, why: str) -> None:
         self.fork = None
+        self.notes = []  # (a tolerated spelling of the opener: no block of it opens)
         self.release_text(self.fork_tag, self.fork_start, code, why)
 
     # provided by the block region
@@ -476,11 +477,15 @@ def derive_decider(layout: Any, lf: Any, enter: Any, strict: bool, reads_space: 
             after = layout.after.get(x.id)
             nexts = [m for y in (after.follow if after is not None else ()) if y.marker is not None
                      for m in marker_spellings(y.marker, strict)]
-            if after is not None and any(y.marker is None for y in after.follow):
+            # (a body right after the capture ends it at one of the body's first
+            # characters: Mistral's name then ``{`` with its ``[ARGS]`` left out)
+            firsts = "".join(getattr(y.body, "first", "") for y in (after.follow if after is not None else ())
+                             if y.marker is None)
+            if after is not None and any(y.marker is None and not getattr(y.body, "first", "") for y in after.follow):
                 raise GrammarError(f"dialect {name}: its opener {lf.label()!r} is shared and a body follows its "
                                    f"{body.label} capture: nothing marks where the capture ends; fix: declare "
                                    "Block(decide=...)")
-            ends = [re.escape(c) for c in body.end_chars] + [f"(?:{unnamed(m.pattern)})" for m in nexts]
+            ends = [re.escape(c) for c in body.end_chars + firsts] + [f"(?:{unnamed(m.pattern)})" for m in nexts]
             if not ends:
                 raise GrammarError(f"dialect {name}: its opener {lf.label()!r} is shared and nothing may follow "
                                    f"its {body.label} capture; fix: declare Block(decide=...)")
@@ -522,9 +527,11 @@ def check_deciders(candidates: tuple[ForkCandidate, ...], opener: str) -> None:
 
 
 def _opens(c: ForkCandidate, tag: str) -> bool:
+    """The candidate's opener reads ``tag``: as written, or as one of its tolerated
+    spellings (listened for only where tolerances are on: ``_Composer.listen``)."""
     import regex
 
-    return regex.fullmatch(getattr(c.opener, "pattern"), tag) is not None
+    return any(regex.fullmatch(m.pattern, tag) is not None for m in marker_spellings(c.opener, False))
 
 
 STATES = (StateDecl("maybe_tag", "holding a possible marker until it is decided", owner="tag"),)
