@@ -24,6 +24,7 @@ from callsieve.grammar.registry import REGISTRY
 from callsieve.grammar.states import EOF_TRIGGER, OVERFLOW
 from callsieve.tools import diagrams
 from callsieve.tools.cli import main as cli_main
+from callsieve.tools.diagrams_read import home_twin
 from callsieve.tools.diagrams import label_overlaps, read_machine, render_dot, triggers_label, views
 from callsieve.tools.diagrams_read import BASE_CHAR_TRIGGERS
 from callsieve.tools.trace import trace, trace_marks
@@ -101,7 +102,8 @@ def drawn(dot: str) -> tuple[set[str], set[Drawn]]:
 
 def declared(view: diagrams.View) -> tuple[set[str], set[Drawn]]:
     decl = view.machine.decl
-    return set(decl.state_names()), {(t.source, t.trigger, t.dest, t.guards, t.actions) for t in decl.transitions}
+    return set(decl.state_names()), {(t.source, t.trigger, t.dest, t.guards, t.actions) for t in decl.transitions
+                                     if not home_twin(t.dest, t.guards, t.actions)}
 
 
 def committed(view: diagrams.View) -> str:
@@ -205,6 +207,9 @@ def test_every_edge_transitions_graphmachine_draws_is_drawn(view: diagrams.View)
     decl = view.machine.decl
     theirs = _graphmachine_rows(machine.get_graph().source, decl.char_triggers + (EOF_TRIGGER, OVERFLOW))
     assert len({(s, d) for s, _t, d, _g in theirs}) > 20
+    # (a block begun in reasoning ends back there: those twins are named in the legend, not drawn)
+    twins = {(t.source, t.trigger, t.dest, t.guards) for t in decl.transitions if home_twin(t.dest, t.guards, t.actions)}
+    theirs -= twins
     _nodes, rows = drawn(committed(view))
     assert theirs == {(src, t, dest, g) for src, t, dest, g, _a in rows}
 
@@ -364,7 +369,8 @@ def test_a_json_state_with_several_ways_out_lists_them_inside_itself() -> None:
     owner = {s.name: s.owner for s in decl.states}
     for src in ("j_key_first", "j_next"):
         out = {(t.dest, t.guards) for t in decl.transitions
-               if t.source == src and owner[t.dest] not in ("json_body", "tag") and t.dest != "text"}
+               if t.source == src and owner[t.dest] not in ("json_body", "tag") and t.dest != "text"
+               and not home_twin(t.dest, t.guards, t.actions)}
         assert len({d for d, _g in out}) >= 6
         node = next(m.group(0) for m in re.finditer(rf'^\s*"{src}" \[.*$', dot, re.M))
         assert "→ <i>out of the box</i>: rbrace / j_close_body" in node

@@ -251,3 +251,17 @@ def test_python_calls_with_tools_type_nothing_but_report() -> None:
     events = read("<calls>[f(a=1), g()]</calls>", PY, tools=tools)
     assert calls(events) == [("f", {"a": 1}), ("g", {})]
     assert sorted(codes(events)) == ["type_mismatch", "unknown_tool"]
+
+
+@pytest.mark.parametrize("escape", ["\\ud83d", "\\udc00", "\\U0000d800"])
+def test_a_surrogate_escape_in_a_python_string_is_read_as_the_replacement_character(escape: str) -> None:
+    """Python's strings hold a surrogate alone (found by test_totality: the delta could
+    not be encoded as UTF-8). As in a JSON body: U+FFFD with lone_surrogate; strict
+    refuses the call."""
+    doc = f'<|tool_call_start|>[f(a="{escape}", b=0)]<|tool_call_end|>'
+    events = run(list(doc), dialects=["lfm2"])
+    assert calls(events) == [("f", {"a": "\ufffd", "b": 0})] and codes(events) == ["lone_surrogate"]
+    for e in events:
+        if isinstance(e, callsieve.ToolCallDelta):
+            e.arguments.encode("utf-8")
+    assert calls(run([doc], dialects=["lfm2"], strict=True)) == []

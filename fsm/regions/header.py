@@ -13,8 +13,9 @@ they ride in the ``raw`` of the Reasoning next to them, of an empty-text ``Text`
 merges into the text beside it), or of the call. A header past ``max_chars``, or one the
 stream ends in, is released as text with a Diagnostic; so is one broken off by a
 block opener of any enabled dialect (listened for by the composer), which is then read
-again in prose. (A start marker inside a header is its text: a doubled
-``<|start|>assistant``, sglang PR #9097, is still decided.)
+again in prose. A start marker inside a header (one that opens no part of it) begins a
+new header: the one before is framing if it is a start marker and one word (a doubled
+``<|start|>assistant``, sglang PR #9097, is still decided), else text (a prose mention).
 """
 
 from __future__ import annotations
@@ -46,6 +47,20 @@ class HeaderModel(BlockModel):
         self.flush()
         self.hdr_raw = tag
         self.hdr_start = self.tag_start
+
+    def header_restart(self, ch: str) -> None:
+        """A start marker inside a header begins a new header. The one read so far is
+        framing where it holds a start marker and one word (a doubled
+        ``<|start|>assistant``, sglang PR #9097), else text with a Diagnostic: a prose
+        mention of a start marker (``<|close|> then say so.``) does not swallow the
+        real header after it (issue 22)."""
+        raw, self.hdr_raw = self.hdr_raw, ""
+        if _ONE_WORD.fullmatch(raw) is not None:
+            self.flush()
+            self.out.append(Text("", raw))
+        else:
+            self.release_text(raw, self.hdr_start, "malformed_block",
+                              f"a message header {raw[:40]!r} broken off by another header's start")
 
     def header_char(self, ch: str) -> None:
         self.hdr_raw += ch
@@ -150,6 +165,8 @@ class HeaderModel(BlockModel):
 
 #: Ranks each header's rows out of ``maybe_tag`` may take (one per part).
 HEADER_RANKS = 32
+#: A header that is a start marker (``<|…|>``) and one word: a role written twice.
+_ONE_WORD = regex.compile(r"<\|[a-z_]+\|>[ \t]*\w+[ \t]*")
 
 
 def part_state(h: Header, part: str) -> str:
@@ -182,6 +199,9 @@ def header_region(h: Header, index: int = 0) -> tuple[Region, list[tuple[str, Ca
                     rank=RANK_RETURN - 1 - index * HEADER_RANKS - n)
         for m, q in h.parts:
             listens.append(Listen(s, m, part_state(h, q), ("header_mark",)))
+        for m, q in h.starts:
+            if m not in {pm for pm, _q in h.parts}:
+                listens.append(Listen(s, m, part_state(h, q), (f"header_use:{h.name}", "header_restart", "header_begin")))
     an = reasoning_state(h)
     states.append(StateDecl(an, f"a message the header made reasoning, until {' or '.join(m.shown() for m in h.ends)}",
                             owner=f"{h.name}_header", sink="reasoning_char"))

@@ -714,6 +714,15 @@ class PythonValueModel(BlockModel):
         if code > 0x10FFFF:
             self._py_refuse(f"\\U{code:08x} is no character")
             return
+        if 0xD800 <= code <= 0xDFFF:
+            # A surrogate code point: Python's strings hold it alone (no pairs), text
+            # holding it cannot be encoded as UTF-8 (an OpenAI chunk could not be sent).
+            # As in a JSON body: strict refuses the call, else U+FFFD with a Diagnostic.
+            if self.cfg.strict:
+                self._py_refuse(f"\\u{code:04x} is a lone surrogate")
+                return
+            self.tolerate("lone_surrogate", "a Python string held a surrogate escape; read as U+FFFD", self._block().start)
+            code = 0xFFFD
         self._py_text(chr(code))
 
     def py_escape_bad(self, ch: str) -> None:

@@ -825,6 +825,8 @@ HOW_TO_READ: tuple[tuple[str, str], ...] = (
     ("red", "the block is released as text, with a Diagnostic"),
     ("box edge", "an edge from a box's border leaves every state in it, but those it names"),
     ("◇ fork", "an opener several dialects share: what follows it decides the dialect"),
+    ("[home:s] → s", "a block or shared opener begun in reasoning state s ends back in s: each edge that ends "
+                     "one into text (or binds a fork) has such a twin, tried first, not drawn"),
 )
 
 

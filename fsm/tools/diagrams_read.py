@@ -5,7 +5,8 @@ Both ``callsieve diagram`` (:mod:`callsieve.tools.diagrams`) and traces
 there is no import cycle between them. It holds:
 
 * :func:`read_machine`: the transitions of a fresh ``GraphMachine`` (graphviz engine)
-  built from the declaration, as rows in the order their guards are tried;
+  built from the declaration, as rows in the order their guards are tried (but the
+  twins that end a block begun in reasoning back there, :func:`home_twin`);
 * :class:`Names`: how a guard is shown to a person, read off the composed
   :class:`~callsieve.machine.Machine` (``hits``, ``listens``, ``forks``), never parsed
   from a guard's spelling beyond its documented prefix;
@@ -72,10 +73,23 @@ def read_machine(decl: Declaration) -> tuple[list[str], list[Row], Any]:
                     raise ValueError(f"{source} --{trigger}-->: negated conditions are not drawn")
                 guards = tuple(str(c.func) for c in tr.conditions)
                 dest = str(tr.dest) if tr.dest is not None else source
-                rows.append(Row(source, str(trigger), index, dest, guards, tuple(str(a) for a in tr.before), not blocked))
+                actions = tuple(str(a) for a in tr.before)
+                if home_twin(dest, guards, actions):
+                    continue
+                rows.append(Row(source, str(trigger), index, dest, guards, actions, not blocked))
                 blocked = blocked or not guards
     rows.sort(key=lambda r: (order[r.source], trig_order.get(r.trigger, len(trig_order)), r.trigger, r.index))
     return states, rows, machine
+
+
+def home_twin(dest: str, guards: Guards, actions: tuple[str, ...]) -> bool:
+    """A row that ends a block (or a shared opener) begun in reasoning back in that
+    reasoning state, guarded last by ``home:STATE``: the composer's ``_back_home`` twin
+    of a row into ``text``, tried before it, or a fork's ``fork_to_reasoning`` beside
+    its binding row (a dialect whose calls are not read in reasoning gives the opener
+    back). Not drawn: one per row that ends a block, they would double the tool
+    block's edges; the legend says so (``[home:s] → s``)."""
+    return bool(guards) and guards[-1] == f"home:{dest}"
 
 
 # ---------------------------------------------------------------------------- views
