@@ -271,8 +271,10 @@ class BlockModel(TagModel):
         b = self.block
         if b is not None and b.by_body and not b.proven:
             # A block its own body opened is a call only on evidence: with tools=, its
-            # first call names a known tool; else it is prose that looks like one.
-            if not call.known:
+            # first call names a known tool; else it is prose that looks like one (and a
+            # later call that names one proves nothing: ``[{"name": "launch"}, {"name":
+            # "get_time"}]`` was not calls from its first).
+            if not call.known or b.calls[0] is not call:
                 b.malformed_reason = b.malformed_reason or (
                     f"{name!r} is not in tools: a block with no marker of its own is a call only when its first "
                     "call names a known tool")
