@@ -673,6 +673,17 @@ class _Composer:
         for p in parts:
             self.listen(header.part_state(h, p), h.end, rows, Act(lf, (), enter))
             self._gives_way(header.part_state(h, p), ("header_gives_way", "reprocess"))
+            # Another enabled dialect's header starting: this one was prose (issue 22:
+            # a mentioned <|close|> swallowed harmony's real header after it).
+            here = {e.marker.shown() for e, _rows in self.entries.get(header.part_state(h, p), [])}
+            for d in self.dialects:
+                for other in d.headers:
+                    if other is h:
+                        continue
+                    for m, _q in other.starts:
+                        if m.shown() not in here:
+                            here.add(m.shown())
+                            self.listen(header.part_state(h, p), m, [((), "text", ("header_gives_way", "reprocess"))])
 
     def _homes(self) -> dict[str, set[str]]:
         """The reasoning states some block opener is listened for in, each with the

@@ -7,15 +7,16 @@ the reasoning and the calls."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import assume, given, strategies as st
 
 import callsieve
 from callsieve.events import merged
 from callsieve.grammar import REGISTRY
-from strategies import calls, chunks, codes, document, reasoning_text, run, texts
+from strategies import call_of, calls, chunks, codes, document, reasoning_text, run, texts
 
 SIZES = (0, 1, 2, 3, 7)
 RUNNERS = ("compiled", "reference")
@@ -183,6 +184,14 @@ def test_a_prose_mention_of_a_header_start_does_not_swallow_the_header_after_it(
         assert outcome(mention + call, dialects=["kimi_k3"]) == (mention, "", [("f", {"a": 1})], ["malformed_block"])
 
 
+def test_a_header_gives_way_to_another_dialects_header_start() -> None:
+    """A header begun at a mentioned Kimi K3 ``<|close|>`` read harmony's real header
+    after it as its own text (found by the property below with every dialect)."""
+    call = "<|start|>assistant to=functions.f<|channel|>commentary <|constrain|>json<|message|>{}<|call|>"
+    doc = "<|close|> then say so.\n" + call
+    assert outcome(doc, dialects=["kimi_k3", "harmony"]) == ("<|close|> then say so.\n", "", [("f", {})], ["malformed_block"])
+
+
 # ------------------------------------------------------- item 6: a capture that cannot end
 def test_a_name_capture_after_a_prose_marker_dies_and_the_real_call_is_read() -> None:
     """Mistral v11: ``[TOOL_CALLS]`` in prose opened a name capture that read on to the
@@ -248,3 +257,56 @@ def test_a_prose_mention_of_any_opener_leaves_a_real_call_after_it_intact(data: 
     events = run(data.draw(chunks(mention + doc)), dialects=list(names))
     assert "".join(e.raw for e in events) == mention + doc
     assert calls(events) == calls(alone)
+
+
+# ------------------------------------------------------- property: wrapped calls
+def _longest_run(s: str, c: str) -> int:
+    return max((len(m.group()) for m in re.finditer(re.escape(c) + "+", s)), default=0)
+
+
+def _message_ends(names: tuple[str, ...]) -> list[str]:
+    """The tokens that end a message (harmony's ``<|end|>``): they end code too (item 8)."""
+    from callsieve.grammar import resolve
+
+    return [ex for d in resolve(list(names)) for h in d.headers for m in h.ends for ex in m.examples]
+
+
+def _reasoning_families(names: tuple[str, ...]) -> list[tuple[str, str]]:
+    from callsieve.grammar import resolve
+
+    return sorted({(r.open.examples[0], r.close.examples[0]) for d in resolve(list(names)) for r in d.reasoning})
+
+
+@given(st.data())
+def test_a_call_wrapped_in_code_or_in_closed_reasoning_is_no_call(data: st.DataObject) -> None:
+    """Any generated call of any enabled dialect, in a fence (longer than any run in
+    it), a code span (the block on one line) or a closed reasoning section, is no call;
+    in reasoning its markup is the reasoning's text, whole."""
+    names = tuple(sorted(data.draw(DIALECT_SETS)))
+    d = REGISTRY[data.draw(st.sampled_from(names))]
+    assert d.render is not None
+    name, params, _args = data.draw(call_of(d))
+    block = d.render([(name, params)], data.draw(st.integers(0, 64)))
+    assume(not any(e in block for e in _message_ends(names)))
+    families = _reasoning_families(names)
+    kinds = ["fence", "tilde fence"] + (["span"] if "\n" not in block else []) + (["reasoning"] if families else [])
+    kind = data.draw(st.sampled_from(kinds))
+    if kind == "reasoning":
+        open_, close = data.draw(st.sampled_from(families))
+        assume(close not in block and open_ not in block)
+        doc = f"Hi {open_}Let me think: {block} no.{close}Done."
+    elif kind == "span":
+        ticks = "`" * (_longest_run(block, "`") + 1)
+        doc = f"Use {ticks} {block} {ticks} here."
+    else:
+        c = "`" if kind == "fence" else "~"
+        run_ = c * max(3, _longest_run(block, c) + 1)
+        doc = f"Example:\n\n{run_}\n{block}\n{run_}\nDone."
+    events = run(data.draw(chunks(doc)), dialects=list(names))
+    assert "".join(e.raw for e in events) == doc
+    assert calls(events) == []
+    if kind == "reasoning":
+        assert reasoning_text(events) == f"Let me think: {block} no."
+        assert texts(events) == "Hi Done."
+    else:
+        assert texts(events) == doc
