@@ -377,10 +377,12 @@ def test_a_json_state_with_several_ways_out_lists_them_inside_itself() -> None:
 def test_dot_text_is_the_same_across_runs_and_hash_seeds() -> None:
     code = "import sys; from callsieve.tools.diagrams import render_dot, views; sys.stdout.write(''.join(render_dot(v) for v in views()))"
     outs = []
-    for seed in ("0", "1", "4242"):
+    # Two fixed seeds in fresh processes, and this process's own (random unless set):
+    # three hashings (each run composes and renders every view, some seconds apiece).
+    for seed in ("0", "4242"):
         env = dict(os.environ, PYTHONHASHSEED=seed)
         outs.append(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, check=True).stdout)
-    assert outs[0] == outs[1] == outs[2]
+    assert outs[0] == outs[1]
     assert outs[0].decode("utf-8") == "".join(render_dot(v) for v in VIEWS)
     assert b"0x" not in outs[0]  # no addresses
 

@@ -54,6 +54,7 @@ The text is deterministic: everything is emitted in declaration order, with no i
 
 from __future__ import annotations
 
+import functools
 import html
 import math
 import re
@@ -622,6 +623,19 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
     With ``marks`` (a trace), fired edges carry their counts; ``path_only`` draws only
     the states the trace visited and the edges it fired, small enough for a screen.
     """
+    if marks is None and not path_only:
+        return _render_plain(view)
+    return _render(view, marks, path_only)
+
+
+@functools.lru_cache(maxsize=64)
+def _render_plain(view: View) -> str:
+    # (Deterministic, and asked again by generate, check and the index for one view:
+    # with every dialect's view, rendering them again was most of a check's time.)
+    return _render(view, None, False)
+
+
+def _render(view: View, marks: Marks | None, path_only: bool) -> str:
     m = view.machine
     decl = m.decl
     states, rows, _machine = read_machine(decl)
