@@ -90,6 +90,12 @@ EXAMPLES = [
         '{"name": "get_time", "arguments": {"tz": "CET"}}]</TOOLCALL>',
         WEATHER_TIME, "I'll look that up.",
     ),
+    Example(  # §9: text before the block is kept (vLLM discards it)
+        "phi4_mini", "phi4_mini_json",
+        'Sure. functools[{"name": "get_weather", "arguments": {"city": "Paris"}}, '
+        '{"name": "get_time", "arguments": {"tz": "CET"}}]',
+        WEATHER_TIME, "Sure. ", reads_as="phi4_mini",
+    ),
     Example(  # §10
         "cohere_command", "cohere_command4",
         '<|START_THINKING|>I should call both tools.<|END_THINKING|><|START_ACTION|>[\n'
@@ -267,6 +273,7 @@ SERVER_NAMES = {
     "olmo3": "olmo3",
     "gemma4": "gemma4",
     "functiongemma": "gemma4",
+    "phi4_mini_json": "phi4_mini",
 }
 
 
@@ -521,6 +528,33 @@ def test_apertus_a_call_object_of_two_keys_is_malformed() -> None:
     assert "".join(e.raw for e in events) == doc
     # (the call "a" was streamed before its second key: abandoned, its input in that event)
     assert [e.name for e in events if isinstance(e, callsieve.ToolCallAbandoned)] == ["a"]
+
+
+def test_phi4_mini_functools_is_a_word_and_parameters_are_read() -> None:
+    doc = ('myfunctools[{"name": "a", "arguments": {}}] x_functools[{"name": "b", "arguments": {}}]\n'
+           'functools[{"name": "c", "parameters": {"k": 1}}]')
+    for size in (0, 1):
+        for enabled in (["phi4_mini"], None):
+            events = parsed(doc, size, dialects=enabled)
+            assert calls(events) == [("c", {"k": 1})] and codes(events) == []
+            assert texts(events) == doc[: doc.index("\nfunctools") + 1]
+
+
+def test_phi4_mini_a_bracket_in_an_argument_does_not_end_the_calls() -> None:
+    """vLLM reads ``functools\\[(.*?)\\]``: the first ``]`` ends the array, even in a string."""
+    doc = 'functools[{"name": "f", "arguments": {"q": "a]b", "l": [1, [2]]}}, {"name": "g", "arguments": {}}] Done.'
+    for size in (0, 1, 3):
+        events = parsed(doc, size, dialects=["phi4_mini"])
+        assert calls(events) == [("f", {"q": "a]b", "l": [1, [2]]}), ("g", {})] and deltas_match(events)
+        assert texts(events) == " Done."
+
+
+def test_phi4_mini_the_word_in_prose_is_text_with_a_diagnostic() -> None:
+    doc = "Use the functools module: functools.partial(f, 1) binds one argument."
+    for size in (0, 1):
+        events = parsed(doc, size)
+        assert calls(events) == [] and texts(events) == doc
+        assert codes(events) == ["malformed_block", "malformed_block"]
 
 
 def test_inkling_payload_key_is_args() -> None:

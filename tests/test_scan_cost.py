@@ -96,3 +96,29 @@ def test_the_prose_scan_has_a_start_character_prefix_with_every_dialect() -> Non
         pattern = matcher.scan_pattern("`~")
         # one leading character class, the stops and the start characters
         assert re.match(r"\[[^\]]+\]\(\?:", pattern), pattern[:40]
+
+
+def test_a_marker_spelt_as_a_word_is_searched_whole_not_stopped_at_by_its_first_letter() -> None:
+    """Phi-4-mini's ``functools`` begins with ``f``, a letter of most sentences: the prose
+    scan with every dialect enabled must not stop at each ``f`` (each stop is a step of
+    the table and a scan again), and a chunk of prose holding ``f`` but no marker is one
+    run (``feed``'s fast path). A word marker, a tail that may become one, and the same
+    word inside a longer one are still found where they stand."""
+    from callsieve.grammar import resolve
+    from callsieve.machine import compose
+    from callsieve.sieve import compiled
+
+    machine = compose(resolve(None))
+    matcher = machine.matchers["text"]
+    assert "f" in matcher.start_chars and "f" in matcher.word_starts and "f" not in matcher.symbol_starts
+    scan = compiled(machine).scanner("text", matcher)
+    prose = "The first fox found five fine figs for breakfast, of course. " * 20
+    assert scan(prose, 0) == len(prose)
+    assert scan(prose + "functools", 0) == len(prose)
+    assert scan(prose + "funct", 0) == len(prose)  # a tail that may become the marker
+    assert scan(prose + "myfunctools[", 0) == len(prose) + len("myfunctools")  # not it: the ``[`` stops it
+    assert scan(prose + "(functools[", 0) == len(prose) + 1
+    assert scan(prose + "of", 0) == len(prose) + 2  # ``of``'s ``f`` begins no marker
+    assert scan("functools", 0) == 0
+    s = callsieve.Sieve()
+    assert [(type(e).__name__, e.text) for e in s.feed(prose)] == [("Text", prose)]

@@ -235,6 +235,11 @@ class Names:
 # --------------------------------------------------------------------------- labels
 
 
+def _added_class(trigger: str) -> bool:
+    """A character class the composer added for one start character (``u0066``)."""
+    return len(trigger) >= 5 and trigger[0] == "u" and all(c in "0123456789abcdef" for c in trigger[1:])
+
+
 def triggers_label(triggers: Iterable[str], chars: Sequence[str] = BASE_CHAR_TRIGGERS) -> str:
     """``*``, ``* − lt|tick``, ``ws|nl``, ``eof``: the shortest honest spelling.
 
@@ -242,6 +247,13 @@ def triggers_label(triggers: Iterable[str], chars: Sequence[str] = BASE_CHAR_TRI
     that ``*`` means every class of that machine.
     """
     s = set(triggers)
+    added = [t for t in chars if t not in BASE_CHAR_TRIGGERS and _added_class(t)]
+    if "other" in s and added and all(t in s for t in added):
+        # A class a machine adds for a start character outside the base classes
+        # (``u0066`` for Phi-4's ``functools``) is "any other character" wherever a rule
+        # names ``other``: where all of them go with ``other``, said once, as ``other``.
+        chars = [t for t in chars if t not in added]
+        s = {t for t in s if t not in added}
     listed = [t for t in chars if t in s]
     parts: list[str] = []
     if listed:
