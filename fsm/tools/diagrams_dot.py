@@ -88,6 +88,9 @@ _REGIONS: dict[str, tuple[str, str]] = {
     "json_body": ("JSON body, checked token by token: markup in a string is data; "
                   "each state lists its moves (→)", "#e6f0fa"),
     "capture": ("capture: a name or an id between markers", "#f4f4f4"),
+    "python_value": ("Python calls, read as literals token by token (never eval); "
+                     "each state lists its moves (→)", "#e6f0fa"),
+    "start": ("where the response begins: a block its own body opens", "#eef6ee"),
 }
 _BLOCK = "cluster_block"
 #: Regions drawn compactly (rule 9): the JSON tokenizer's token-by-token moves matter
@@ -98,6 +101,14 @@ _BLOCK = "cluster_block"
 #: escapes), whose moves stacked on the labels of the dialects' positions beside them,
 #: and for the Python-call tokenizer's, as the JSON body's.
 _COMPACT = frozenset({"json_body", "prose", "cdata", "json", "python_value"})
+
+
+def _compact(view: View) -> frozenset[str]:
+    """The owners drawn compactly in ``view``: those above, and the states of a value
+    grammar a dialect brings (``Dialect.regions``, Gemma's object syntax, a user's):
+    a tokenizer too, whose moves between two states stacked their labels on one another
+    in the overview (measured with label_overlaps, gemma4's key and value)."""
+    return _COMPACT | {s.owner for d in view.dialects for r in d.regions for s in r.states}
 #: Characters of the drawing's own notation (explained in the legend); any other
 #: character outside Latin-1 is named by code point there, since it may render as an
 #: empty box without a CJK font.
@@ -658,6 +669,7 @@ def _render(view: View, marks: Marks | None, path_only: bool) -> str:
     # Listed inside their source state: self-loops (rule 7) and, in a compact region,
     # every transition between its states (rule 9); those arrows carry no label.
     owner = {s.name: s.owner for s in decl.states}
+    compact = _compact(view)
     listed: dict[str, list[Edge]] = {}
     for e in edges:
         src = e.sources[0]
@@ -665,7 +677,7 @@ def _render(view: View, marks: Marks | None, path_only: bool) -> str:
             listed.setdefault(src, []).append(e)
     for e in edges:
         src = e.sources[0]
-        if (len(e.sources) == 1 and not e.cluster and src != e.dest and owner.get(src) in _COMPACT
+        if (len(e.sources) == 1 and not e.cluster and src != e.dest and owner.get(src) in compact
                 and owner.get(e.dest) == owner[src]):
             listed.setdefault(src, []).append(e)
     # A compact state's exits out of its box (the JSON body's close into the position
@@ -679,7 +691,7 @@ def _render(view: View, marks: Marks | None, path_only: bool) -> str:
     # several dialects are drawn: one position may lead into several bodies (Mistral's
     # name or array), and their labels stack in the gap beside its box the same way.
     dialect_names = {layout.dialect.name for layout in m.layouts}
-    listing = _COMPACT | (dialect_names if len(dialect_names) > 1 else frozenset())
+    listing = compact | (dialect_names if len(dialect_names) > 1 else frozenset())
     leaving: dict[str, list[Edge]] = {}
     for e in edges:
         src = e.sources[0]
@@ -906,7 +918,7 @@ def _draw_panels(dot: _Dot, view: View, decl: Declaration, anchor: str) -> None:
     rows = [_row("<b>how to read</b>", "")]
     rows += [_row(_font(_h(k), {"blue": _BLUE, "red": _RED}.get(k, "")), _h(v)) for k, v in HOW_TO_READ
              if (k != "◇ fork" or any(s.name == _FORK for s in decl.states))
-             and (k != "→ s:" or any(s.owner in _COMPACT for s in decl.states))]
+             and (k != "→ s:" or any(s.owner in _compact(view) for s in decl.states))]
     rows.append(_row("<b>character classes (triggers)</b>", ""))
     for name, chars in decl.classes.items():
         rows.append(_row(_h(name), _h(_class_chars(chars))))
