@@ -387,6 +387,13 @@ class CompiledRunner:
         #: visible text (``Sieve.feed``'s fast path). Otherwise it finds something in
         #: every chunk (the empty pattern), so the fast path is never taken.
         self.text_quick: Callable[[str], object] = re.compile("").search
+        #: ``text_quick`` names (``matcher.WORD_TAIL``) where an anchored word marker's
+        #: beginning runs off a chunk's end (``… f``, ``… fun``): the fast path then
+        #: gives the text before it and keeps the word back for the next chunk
+        #: (``word_held``), as the table would hold it, without the table's steps (a
+        #: word like ``for`` cut after its ``f`` is common in prose fed in pieces).
+        self.holds_words = False
+        self.word_held = ""
         rule = compiled.bulk.get("text")
         if rule is not None and not rule.loop_chars and getattr(rule.run, "__name__", "") == "text_run" \
                 and "text" in ctx.cfg.matchers:
@@ -402,6 +409,7 @@ class CompiledRunner:
                 after = ["(?<=[" + re.escape(stops) + "])"] if stops else []
                 self.text_quick = re.compile("[" + re.escape(stops + words) + "](?:" + "|".join(after + [matcher.word_quick])
                                              + ")").search
+                self.holds_words = True
             elif words:
                 # A word start character (``functools``'s ``f``) is frequent in prose: a
                 # chunk holding one is still one run of text when the text state's own
@@ -470,6 +478,10 @@ class CompiledRunner:
         # Fast path: the chunk starts with a run of the state the last chunk ended in
         # (most chunks of prose, reasoning or a value are all one run): one scan, one
         # run action, no table lookup.
+        if self.word_held:
+            # (the text state, nothing pending, when it was kept back: read from there)
+            s = self.word_held + s
+            self.word_held = ""
         ctx = self.ctx
         n = len(s)
         if n and ctx.state == self._sc_state and ctx.scope is self._sc_scope:
@@ -650,6 +662,8 @@ class CompiledRunner:
                     i += 1
 
     def eof(self) -> None:
+        if self.word_held:
+            self.feed("")
         self.ctx.pos = self.base
         self._step(EOF_TRIGGER, "")
 
@@ -660,17 +674,31 @@ class CompiledRunner:
         compare both); None for any other chunk. (Here rather than in Sieve so that the
         compiled build runs it native.)"""
         ctx = self.ctx
-        if (ctx.state == "text" and chunk and self.text_quick(chunk) is None and ctx.block is None
+        if not (ctx.state == "text" and chunk and ctx.block is None
                 and not ctx.text_buf and not ctx.out and not ctx.dropped and not ctx.reason_raw):
-            n = len(chunk)
-            self.base += n
-            # ctx._saw(chunk), inlined but for its trim, which it does when due
-            ctx.recent.append(chunk)
-            ctx.recent_len += n
-            if ctx.recent_len > SAW_TRIM_AT:
-                ctx.trim_recent()
-            return [Text(chunk, chunk)]
-        return None
+            return None
+        held = self.word_held
+        s = held + chunk if held else chunk
+        m = self.text_quick(s)
+        if m is None:
+            n = len(s)
+            self.word_held = ""
+        elif self.holds_words and isinstance(m, re.Match) and m.lastgroup is not None:
+            # an anchored word's beginning at the end, nothing before it: held
+            n = m.start()
+            self.word_held = s[n:]
+            if not n:
+                return []
+            s = s[:n]
+        else:
+            return None  # (``feed`` reads ``word_held`` first)
+        self.base += n
+        # ctx._saw(s), inlined but for its trim, which it does when due
+        ctx.recent.append(s)
+        ctx.recent_len += n
+        if ctx.recent_len > SAW_TRIM_AT:
+            ctx.trim_recent()
+        return [Text(s, s)]
 
 
 def _passes(guards: tuple[Guard, ...], ctx: Context, ch: str) -> bool:

@@ -37,6 +37,9 @@ VIABLE: Final = 1
 COMPLETE: Final = 2
 
 _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
+#: The group names (this, then a number) of ``Matcher.word_quick`` that match where a
+#: word marker's beginning runs off the chunk's end.
+WORD_TAIL = "word_tail"
 #: A marker pattern that is a literal word (``functools``).
 _WORD = re.compile(r"\w+")
 #: Entries kept in a matcher's classify memo before it is cleared.
@@ -162,11 +165,12 @@ class Matcher:
             self.word_quick = ""
             if self.words_anchored:
                 whole = sorted({str(e.marker.pattern) for e in words})
-                parts = []
+                parts: list[str] = []
                 for c in sorted({w[0] for w in whole}):
                     rests = [re.escape(w[1:]) for w in whole if w[0] == c]
                     tails = sorted({re.escape(w[1:k]) for w in whole if w[0] == c for k in range(1, len(w))})
-                    parts.append(f"(?<={re.escape(c)})(?<!\\w{re.escape(c)})(?:{'|'.join(rests)}|(?:{'|'.join(tails)})\\Z)")
+                    parts.append(f"(?<={re.escape(c)})(?<!\\w{re.escape(c)})(?:{'|'.join(rests)}"
+                                 f"|(?P<{WORD_TAIL}{len(parts)}>(?:{'|'.join(tails)})\\Z))")
                 self.word_quick = "|".join(parts)
             alternatives = "|".join("(?:" + _NAMED_GROUP.sub("(?:", e.marker.pattern) + ")" for e in words)
             self.word_scan = ("(?<!\\w)(?:" + alternatives + ")" if self.words_anchored else alternatives) if words else ""

@@ -626,6 +626,11 @@ class Header:
     call: Block
     tokens: tuple[Marker, ...] = ()
     max_chars: int = 256
+    #: A start marker inside a header begins a new header, the text before it released
+    #: (with a Diagnostic). False: it is the header's text (harmony's doubled
+    #: ``<|start|>assistant`` is still decided); True where a start marker never stands
+    #: in a header (Kimi K3: ``<|close|>`` mentioned in prose, then a real call).
+    restart: bool = False
 
 
 @dataclass(frozen=True)

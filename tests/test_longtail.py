@@ -544,6 +544,19 @@ def test_kimi_k3_a_raw_close_in_a_string_value_is_data() -> None:
         assert calls(parsed(doc, size, dialects=["kimi_k3"])) == [("write", {"text": "a<|close|>b "})]
 
 
+@pytest.mark.parametrize("mention", ["<|close|> then say so.\n", "The <|open|> token opens a channel. "])
+def test_kimi_k3_a_channel_token_mentioned_in_prose_leaves_the_call_after_it(mention: str) -> None:
+    """A channel header holds no other channel token: the mention is text (with a
+    Diagnostic), the next ``<|open|>`` begins a new header (found by test_mention's
+    property: the mention's header swallowed the call)."""
+    call = '<|open|>call tool="f" index="1"<|sep|><|open|>argument key="a" type="integer"<|sep|>1<|close|>argument<|sep|><|close|>call<|sep|>'
+    for size in (0, 1):
+        for enabled in (["kimi_k3"], None):
+            events = parsed(mention + call, size, dialects=enabled)
+            assert calls(events) == [("f", {"a": 1})] and texts(events) == mention
+            assert codes(events) == ["malformed_block"]
+
+
 def test_kimi_k3_spaced_special_tokens_are_read() -> None:
     """With ``spaces_between_special_tokens`` on, the markers arrive as ``<|open|> call …``."""
     doc = ('<|open|> call tool="f" <|sep|><|open|> argument key="n" type="integer" <|sep|>3<|close|> argument <|sep|>'
@@ -624,6 +637,16 @@ def test_docs_dialects_table_has_every_built_in_dialect_and_each_name_resolves_t
             found = lookup(alias)
             assert found is not None and found.name == name, f"{alias!r} should resolve to {name}"
     assert seen == set(BUILTIN), f"docs/dialects.md lacks {set(BUILTIN) - seen}"
+
+
+def test_docs_dialects_names_every_alias() -> None:
+    from pathlib import Path
+
+    from callsieve.grammar.registry import canonical_name
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "dialects.md").read_text(encoding="utf-8")
+    named = {canonical_name(n) for n in re.findall(r"`([^`]+)`", text)}
+    assert sorted(a for a in ALIASES if a not in named) == []
 
 
 def test_every_dialect_that_needs_special_tokens_says_so_in_its_docstring() -> None:

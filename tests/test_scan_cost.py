@@ -122,3 +122,34 @@ def test_a_marker_spelt_as_a_word_is_searched_whole_not_stopped_at_by_its_first_
     assert scan("functools", 0) == 0
     s = callsieve.Sieve()
     assert [(type(e).__name__, e.text) for e in s.feed(prose)] == [("Text", prose)]
+
+
+@pytest.mark.skipif(native.is_compiled(callsieve.compiler),
+                    reason="compiled (mypyc): the runner's methods cannot be wrapped to count them")
+def test_a_word_cut_after_its_first_letter_is_kept_back_without_the_table() -> None:
+    """Prose fed in pieces cuts ``for`` after its ``f`` often, and ``f`` may begin
+    ``functools``: the fast path gives the text before it and keeps the word back for
+    the next chunk (as the table would hold it) instead of stepping the table twice."""
+    prose = "The first fox found five fine figs for breakfast, of course. " * 4
+    s = callsieve.Sieve()
+    fed: list[str] = []
+    feed = s.runner.feed
+
+    def counting(chunk: str) -> None:
+        fed.append(chunk)
+        feed(chunk)
+
+    s.runner.feed = counting  # type: ignore[method-assign]
+    events = [e for k in range(0, len(prose), 4) for e in s.feed(prose[k : k + 4])]
+    assert fed == []
+    assert [e for e in events if not isinstance(e, callsieve.Text)] == []
+    events += s.close()
+    assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == prose
+    # held back, then given at the end of the stream, or read with what follows
+    s = callsieve.Sieve()
+    assert [e.text for e in s.feed("a f") if isinstance(e, callsieve.Text)] == ["a "]
+    assert [e.text for e in s.close() if isinstance(e, callsieve.Text)] == ["f"]
+    s = callsieve.Sieve(dialects=["phi4_mini"])
+    events = s.feed("Now f") + s.feed("unc") + s.feed('tools[{"name": "g", "arguments": {}}]') + s.close()
+    assert [(e.name, e.dialect) for e in events if isinstance(e, callsieve.ToolCall)] == [("g", "phi4_mini")]
+    assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == "Now "
