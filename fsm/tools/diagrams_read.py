@@ -250,10 +250,13 @@ def triggers_label(triggers: Iterable[str], chars: Sequence[str] = BASE_CHAR_TRI
     """
     s = set(triggers)
     added = [t for t in chars if t not in BASE_CHAR_TRIGGERS and _added_class(t)]
-    if "other" in s and added and all(t in s for t in added):
-        # A class a machine adds for a start character outside the base classes
-        # (``u0066`` for Phi-4's ``functools``) is "any other character" wherever a rule
-        # names ``other``: where all of them go with ``other``, said once, as ``other``.
+    # A class a machine adds for a start character outside the base classes (``u0066``
+    # for Phi-4's ``functools``) is "any other character" wherever a rule names
+    # ``other``: there it goes with ``other``, and only the added classes left out are
+    # named (``other − u003b``).
+    except_added: list[str] = []
+    if "other" in s and any(t in s for t in added):
+        except_added = [t for t in added if t not in s]
         chars = [t for t in chars if t not in added]
         s = {t for t in s if t not in added}
     listed = [t for t in chars if t in s]
@@ -261,11 +264,11 @@ def triggers_label(triggers: Iterable[str], chars: Sequence[str] = BASE_CHAR_TRI
     if listed:
         missing = [t for t in chars if t not in s]
         if not missing:
-            parts.append("*")
+            parts.append("* − " + "|".join(except_added) if except_added else "*")
         elif len("* − " + "|".join(missing)) < len("|".join(listed)):
-            parts.append("* − " + "|".join(missing))
+            parts.append("* − " + "|".join(missing + except_added))
         else:
-            parts.append("|".join(listed))
+            parts.append("|".join(listed) + (" − " + "|".join(except_added) if except_added else ""))
     parts += [t for t in (EOF_TRIGGER, OVERFLOW) if t in s]
     parts += sorted(t for t in s if t not in chars and t not in (EOF_TRIGGER, OVERFLOW))
     return ", ".join(parts)
