@@ -141,7 +141,8 @@ INVOKES = Call(INVOKE, Many(Param(PARAMETER, VALUE)), close=INVOKE_END, implied_
                wrapped=("arguments", "parameters"), repeated="repeated_param_array")
 
 BLOCKS = (
-    Block(BLOCK_OPEN, Many(INVOKES, min=1), BLOCK_CLOSE),
+    # (missing_block_close: the stream ends after </｜DSML｜invoke> with no block close)
+    Block(BLOCK_OPEN, Many(INVOKES, min=1), BLOCK_CLOSE, eof_close="missing_block_close"),
     # An invoke standing in prose without its block (V4 falling back to text,
     # sglang#40236): an implied block that ends, complete, where the grammar stops; a
     # block close after its invokes means the opening wrapper was lost.

@@ -35,6 +35,7 @@ from callsieve.grammar import (
     qwen3_coder,
     seed_oss,
     step3,
+    xlam,
     xml,
 )
 from callsieve.grammar.api import Dialect, validate
@@ -49,7 +50,7 @@ REGISTRY: dict[str, Dialect] = {
         granite.DIALECT, granite.DIALECT_20B, nemotron.DIALECT, cohere_command.DIALECT, seed_oss.DIALECT,
         internlm.DIALECT, hunyuan.DIALECT, step3.DIALECT, longcat.DIALECT, gigachat3.DIALECT, inkling.DIALECT,
         kimi_k3.DIALECT, apertus.DIALECT, lfm2.DIALECT, ernie45.DIALECT, olmo3.DIALECT,
-        gemma4.DIALECT, phi4_mini.DIALECT, llama3_json.DIALECT, pythonic.DIALECT,
+        gemma4.DIALECT, phi4_mini.DIALECT, llama3_json.DIALECT, pythonic.DIALECT, xlam.DIALECT,
     )
 }
 #: The built-in names; ``Sieve()`` (dialects=None) enables these, not registered extras.

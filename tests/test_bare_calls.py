@@ -125,10 +125,28 @@ def test_llama_calls_with_semicolons_and_end_of_turn() -> None:
 # ---------------------------------------------------------------- the machine
 def test_the_prose_scan_listens_for_no_lead() -> None:
     m = compose(callsieve.grammar.resolve(None), bare=True)
-    assert m.start == "start"
+    # (harmony's role-part recipient is listened for first: Header.at_start)
+    assert m.start == "header_start" and m.decl.entries == ("header_start", "start")
     assert "{" not in m.matchers["text"].start_chars
     assert set(m.matchers["start"].start_chars) == {"{", "["}
-    assert compose(callsieve.grammar.resolve(None), bare=False).start == "text"
+    assert compose(callsieve.grammar.resolve(None), bare=False).start == "header_start"
+    without_harmony = tuple(d for d in callsieve.grammar.resolve(None) if d.name != "harmony")
+    assert compose(without_harmony, bare=True).start == "start"
+    assert compose(without_harmony, bare=False).start == "text"
+
+
+@pytest.mark.parametrize("lead", ["", " ", "  ", " t", " to"])
+def test_what_is_no_harmony_header_at_the_start_goes_on_where_a_bare_block_may_open(lead: str) -> None:
+    """With every dialect, the stream begins listening for harmony's `` to=``; what is
+    none is read again where a block its own body opens: a held space, or `` to`` that
+    goes on otherwise, is text, and the bare call after it a call."""
+    doc = lead + ' {"name": "get_weather", "parameters": {"city": "Paris"}}'
+    for size in (0, 1, 2):
+        events = read(doc, size, tools=TOOLS, dialects=None)
+        if lead.strip():
+            assert calls(events) == [] and texts(events) == doc
+        else:
+            assert calls(events) == [("get_weather", {"city": "Paris"})] and texts(events) == lead + " "
 
 
 @st.composite
@@ -190,3 +208,40 @@ def test_a_users_bare_block_with_its_own_lead() -> None:
     events = read(doc, 1, dialects=[d])
     assert calls(events) == [("f", {"a": 1})] and texts(events) == " after"
 
+
+
+# ---------------------------------------------------------------- xLAM's bare array
+XLAM = '[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_time", "arguments": {"tz": "CET"}}]'
+
+
+@pytest.mark.parametrize("size", [0, 1])
+def test_xlam_pythonic_and_llama_leads_tell_the_three_bare_forms_apart(size: int) -> None:
+    """Three blocks their bodies open, enabled together: ``[{`` is xLAM's array, ``[``
+    then a name and ``(`` a Python list, ``{`` Llama's object."""
+    named = ["xlam", "pythonic", "llama3_json"]
+    for doc, dialect in ((XLAM, "xlam"), (PYTHONIC, "pythonic"), (LLAMA, "llama3_json")):
+        events = read(doc, size, dialects=named)
+        assert [e.dialect for e in events if isinstance(e, callsieve.ToolCall)] == [dialect] * (1 if doc == LLAMA else 2)
+        assert texts(events) == "" and codes(events) == []
+
+
+@pytest.mark.parametrize("doc", ["```json\n" + XLAM + "\n```\n", "Here: " + XLAM, "> " + XLAM])
+def test_xlams_array_in_a_fence_or_after_text_is_text(doc: str) -> None:
+    """vLLM strips a ```json fence; here a fenced array is what a user asking for JSON
+    gets (in a fence markup is text), and after visible text a bracket is prose."""
+    for size in (0, 1):
+        events = read(doc, size, dialects=["xlam"])
+        assert calls(events) == [] and texts(events) == doc
+
+
+def test_with_tools_a_known_second_name_proves_nothing_of_an_unknown_first() -> None:
+    """The first call is the evidence: a known name after an unknown one leaves the
+    array text, and nothing of it streams (before, the second call proved the block
+    and the first call's start streamed, then was abandoned)."""
+    assert calls(read(XLAM, tools=TOOLS)) == BOTH
+    for doc in (XLAM.replace("get_weather", "launch"), PYTHONIC.replace("get_weather", "launch")):
+        for size in (0, 1):
+            events = read(doc, size, tools=TOOLS)
+            assert calls(events) == [] and texts(events) == doc
+            assert not [e for e in events if isinstance(e, (callsieve.ToolCallStart, callsieve.ToolCallAbandoned))]
+            assert [(d.code, d.severity) for d in events if isinstance(d, callsieve.Diagnostic)] == [("malformed_block", "noise")]

@@ -240,6 +240,27 @@ EXAMPLES = [
         'Checking.<|python_start|>[get_weather(city="Paris")]<|python_end|>',
         [("get_weather", {"city": "Paris"})], "Checking.",
     ),
+    Example(  # §19: the bare array, where the response begins
+        "xlam", "xlam",
+        '[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_time", "arguments": {"tz": "CET"}}]',
+        WEATHER_TIME, kw={"bare_calls": True},
+    ),
+    Example(  # §19: after </think>, the response still begins
+        "xlam_think", "xlam",
+        '<think>Both tools.</think>\n[{"name": "get_weather", "arguments": {"city": "Paris"}}]',
+        [("get_weather", {"city": "Paris"})], "\n", "Both tools.", kw={"bare_calls": True},
+    ),
+    Example(  # §19: in <tool_call>, Granite's block (with both enabled, Granite's calls)
+        "xlam_tag", "xlam",
+        '<tool_call>[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_time", "arguments": {"tz": "CET"}}]'
+        "</tool_call>",
+        WEATHER_TIME, all_reads_as="granite",
+    ),
+    Example(  # §19: after [TOOL_CALLS], Mistral's block (with both enabled, Mistral's calls)
+        "xlam_tool_calls", "xlam",
+        'Sure. [TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}]',
+        [("get_weather", {"city": "Paris"})], "Sure. ", all_reads_as="mistral",
+    ),
     Example(  # §25
         "inkling", "inkling",
         '<|message_model|>get_weather<|content_invoke_tool_json|>{"name":"get_weather","args":{"city":"Paris"}}<|end_message|>',
@@ -311,6 +332,7 @@ SERVER_NAMES = {
     "llama3": "llama3_json",
     "pythonic": "pythonic",
     "llama4_pythonic": "pythonic",
+    "xlam": "xlam",
 }
 
 

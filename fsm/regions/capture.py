@@ -117,9 +117,15 @@ class CaptureModel(BlockModel):
         if name and body.variants and tools is not None and name not in tools and not self.cfg.strict:
             for v in body.variants:
                 mv = regex.fullmatch(v.pattern, self.captured)
-                other = (mv.group("name") or "").strip() if mv is not None else ""
+                nameless = mv is not None and "name" not in mv.groupdict()
+                if nameless:
+                    # (an id with no name: the one declared tool, and only then)
+                    other = next(iter(tools)) if len(tools) == 1 else ""
+                else:
+                    other = (mv.group("name") or "").strip() if mv is not None else ""
                 if other in tools:
-                    self.tolerate(v.code, f"{self.captured.strip()!r} read as a call to {other!r} (a known tool)", b.start)
+                    self.tolerate(v.code, f"{self.captured.strip()!r} read as a call to {other!r} "
+                                  + ("(an id with no name: the one tool declared)" if nameless else "(a known tool)"), b.start)
                     name = other
                     break
         if name:
