@@ -286,10 +286,11 @@ def _exceptions_allowed(members: Sequence[str]) -> int:
     Each is named in the label ("from every state in the box but …"), so a few stay
     readable: one in a box of four to seven states, two from eight, three from twelve,
     and in a large box (the overview's tool block, every dialect's positions) one in
-    eight, which names each position where a bare block ends complete.
+    six, which names each position where a bare block ends complete (the long tail's
+    close-less formats, Granite's, Apertus's, Phi-4's, xLAM's, ..., are sixteen of 126).
     A box of fewer than four has none: there the separate edges read as easily.
     """
-    return min(max(3, len(members) // 8), len(members) // 4)
+    return min(max(3, len(members) // 6), len(members) // 4)
 
 
 def _collapse(edges: list[Edge], clusters: list[Cluster], rows: list[Row], chars: Sequence[str]) -> list[Edge]:
