@@ -173,7 +173,13 @@ class Matcher:
                                  f"|(?P<{WORD_TAIL}{len(parts)}>(?:{'|'.join(tails)})\\Z))")
                 self.word_quick = "|".join(parts)
             alternatives = "|".join("(?:" + _NAMED_GROUP.sub("(?:", e.marker.pattern) + ")" for e in words)
-            self.word_scan = ("(?<!\\w)(?:" + alternatives + ")" if self.words_anchored else alternatives) if words else ""
+            if self.words_anchored:
+                # (the anchor checked after the word, a lookbehind: a pattern that
+                # begins with the word's letters gives ``re`` a literal prefix to skip
+                # ahead to; one that begins with the anchor is tried at every position)
+                alternatives = "|".join(f"{re.escape(w)}(?<!\\w{re.escape(w)})"
+                                        for w in sorted({str(e.marker.pattern) for e in words}))
+            self.word_scan = alternatives if words else ""
         else:
             self.words_anchored = False
             self.word_quick = ""

@@ -621,6 +621,15 @@ def test_phi4_mini_a_bracket_in_an_argument_does_not_end_the_calls() -> None:
         assert texts(events) == " Done."
 
 
+def test_phi4_mini_between_code_spans_fed_whole() -> None:
+    """Prose fed whole reads inline code span after span (issue 27); a word marker
+    between two spans is the runner's, not the span reader's text."""
+    doc = 'Use `a` then functools[{"name": "f", "arguments": {}}] and `b`, `c`.'
+    for enabled in (["phi4_mini"], None):
+        events = parsed(doc, 0, dialects=enabled)
+        assert calls(events) == [("f", {})] and texts(events) == "Use `a` then  and `b`, `c`."
+
+
 def test_phi4_mini_the_word_in_prose_is_text_with_a_diagnostic() -> None:
     doc = "Use the functools module: functools.partial(f, 1) binds one argument."
     for size in (0, 1):

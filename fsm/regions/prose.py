@@ -559,9 +559,15 @@ class ProseModel(ModelBase):
         got = self._inline_scan
         if got is None or got[0] is not matcher:
             # The text state's own scan (its stops, and a start character only where a
-            # marker may begin there): a plain "<" in prose goes on as text.
-            got = self._inline_scan = (matcher, re.compile(matcher.scan_pattern("`~") or "[`~]").search)
+            # marker may begin there): a plain "<" in prose goes on as text. Markers
+            # spelt as words (Phi-4's ``functools``) are searched for whole, apart (as
+            # the runner's scan does: an ``f`` in prose stops nothing).
+            symbols = matcher.symbol_starts
+            got = self._inline_scan = (
+                matcher, re.compile((matcher.scan_pattern("`~", symbols) if symbols else "") or "[`~]").search,
+                re.compile(matcher.word_scan).search if matcher.word_scan else None)
         search = got[1]
+        word = got[2]
         starts = matcher.start_chars
         far = n - MAX_TAG_CHARS  # (past it, a marker may run off the chunk: the scan's)
         e = j  # s[j:e]: read
@@ -593,6 +599,8 @@ class ProseModel(ModelBase):
             if m is None or s[m.start()] != "`":
                 break
             k = m.start()
+            if word is not None and word(s, e, k + 1) is not None:
+                break  # (a word marker before it: the runner's)
             if k > far or s[k - 1] in starts:
                 break  # (what the runner's scan decides at the chunk's end, or after a start character)
         if e == j:
@@ -1030,7 +1038,8 @@ class ProseModel(ModelBase):
 
     #: (the text state's matcher, its scan's search): ``_inline_code``'s (optional, as
     #: ``_fc_asked``)
-    _inline_scan: tuple[Matcher, Callable[[str, int], re.Match[str] | None]] | None = None
+    _inline_scan: tuple[Matcher, Callable[[str, int], re.Match[str] | None],
+                        Callable[[str, int, int], re.Match[str] | None] | None] | None = None
 
     #: (the pattern of the characters prose stops at, its start characters): see
     #: ``_text_stop_chars``; None until first asked (optional, as ``_fc_asked``)
