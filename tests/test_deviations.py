@@ -460,30 +460,86 @@ def test_the_r1_opener_inside_a_value_is_data() -> None:
         assert calls(events) == [("note", {"text": R1_V31})] and codes(events) == []
 
 
-RESPELLED = {"deepseek_v3": ("<｜tool▁calls▁begin｜>", R1_OPEN, "calls_open_variant"),
-             "deepseek_v31": ("<｜tool▁calls▁begin｜>", R1_OPEN, "calls_open_variant")}
+# ---------------------------------------------------------------- 5. DSML's leaked separators
+DSML_ONE = ('<{p}tool_calls>\n<{p}invoke name="f">\n<{p}parameter name="k" string="true">v</{p}parameter>\n'
+            "</{p}invoke>\n</{p}tool_calls>")
+
+
+@pytest.mark.parametrize("doc", [
+    '<dsml-tool-calls>\n<dsml-invoke name="f">\n<dsml-parameter name="k" string="true">v</dsml-parameter>\n'
+    "</dsml-invoke>\n</dsml-tool-calls>",                    # a hyphen where the bar belongs
+    DSML_ONE.format(p="-DSML-"),
+    DSML_ONE.format(p="\u2402DSML\u2402"),                     # U+2402 as the separator
+    DSML_ONE.format(p="\x02DSML\x02"),                         # a raw U+0002
+    DSML_ONE.format(p="｜DSML｜").replace("｜DSML｜invoke", "\x02DSML\x02invoke"),  # mixed with the bar
+])
+def test_dsml_leaked_separators_are_read_with_dsml_variant(doc: str) -> None:
+    whole = "ok " + doc + " bye"
+    tags = len(re.findall(r"<[^<>]*(?:DSML|dsml)[^<>]*>", doc))
+    varied = tags - len(re.findall(r"</?｜DSML｜", doc))
+    for events in each_way(whole):
+        assert calls(events) == [("f", {"k": "v"})] and texts(events) == "ok  bye"
+        assert codes(events) == ["dsml_variant"] * varied
+        assert sorted(d.offset for d in diags(events, "dsml_variant")) == [
+            m.start() + 3 for m in re.finditer(r"<(?!/?｜DSML｜)/?[^<>]*?(?:DSML|dsml)", doc)]
+        deltas_match(events)
+    strict = run(cut(whole, 3), strict=True)
+    assert calls(strict) == [] and "dsml_variant" not in codes(strict)
+    assert "".join(e.raw for e in strict) == whole
+
+
+@pytest.mark.parametrize("doc", [
+    "```\n" + DSML_ONE.format(p="-DSML-") + "\n```\n",
+    "Use `" + DSML_ONE.format(p="\u2402DSML\u2402") + "` here.",
+    "a <dsml-tool-calls> tag, then prose",
+])
+def test_dsml_leaked_separators_in_code_or_mentioned_are_text(doc: str) -> None:
+    for events in each_way(doc):
+        assert calls(events) == [] and texts(events) == doc and "dsml_variant" not in codes(events)
+
+
+def test_dsml_leaked_separators_inside_a_value_are_data() -> None:
+    inner = DSML_ONE.format(p="-DSML-")
+    doc = ('<｜DSML｜tool_calls><｜DSML｜invoke name="note"><｜DSML｜parameter name="text" string="false">'
+           + json.dumps(inner) + "</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>")
+    for events in each_way(doc):
+        assert calls(events) == [("note", {"text": inner})] and codes(events) == []
+
+
+#: dialect → (the spelling as rendered, tolerated spellings of it, their code, render
+#: variants that write it so)
+RESPELLED = {"deepseek_v3": ("<｜tool▁calls▁begin｜>", (R1_OPEN,), "calls_open_variant", (0, 1)),
+             "deepseek_v31": ("<｜tool▁calls▁begin｜>", (R1_OPEN,), "calls_open_variant", (0,)),
+             "dsml": ("｜DSML｜", ("-DSML-", "\u2402DSML\u2402", "\x02DSML\x02"), "dsml_variant", (0, 12, 24))}
 
 
 @given(st.data())
-def test_a_respelled_opener_keeps_the_calls_and_says_so(data: st.DataObject) -> None:
-    """Blocks rendered by the grammar with one opener written in a tolerated spelling:
-    the same calls and text, that spelling's Diagnostic at the opener; under strict,
-    not the same."""
+def test_a_respelled_marker_keeps_the_calls_and_says_so(data: st.DataObject) -> None:
+    """Blocks rendered by the grammar with a marker written in a tolerated spelling
+    wherever it stands: the same calls and text, that spelling's Diagnostic at each; under
+    strict, not the same."""
     name = data.draw(st.sampled_from(sorted(RESPELLED)))
     d = REGISTRY[name]
     assert d.render is not None
-    official, spelling, code = RESPELLED[name]
+    official, spellings, code, variants = RESPELLED[name]
+    spelling = data.draw(st.sampled_from(spellings))
     drawn = data.draw(st.lists(call_of(d).filter(lambda c: all(official not in v for _k, v, _j in c[1])),
                                min_size=1, max_size=3))
-    block = d.render([(n, p) for n, p, _ in drawn], data.draw(st.integers(0, 31)))
-    assert block.count(official) == 1, block
+    block = d.render([(n, p) for n, p, _ in drawn], data.draw(st.sampled_from(variants)))
+    at = [m.start() for m in re.finditer(re.escape(official), block)]
+    assert at, block
     before, after = data.draw(DOT_PROSE), data.draw(DOT_PROSE)
-    doc = before + "\n\n" + block.replace(official, spelling) + after
+    lead = before + "\n\n"
+    doc = lead + block.replace(official, spelling) + after
+    shift = len(spelling) - len(official)
     dialects = data.draw(st.sampled_from([[name], None]))
     events = run(data.draw(chunks(doc)), dialects=dialects)
     assert calls(events) == [(n, a) for n, _, a in drawn]
-    assert texts(events) == before + "\n\n" + after
-    assert codes(events) == [code] and diags(events, code)[0].offset == len(before) + 2
+    assert texts(events) == lead + after
+    assert codes(events) == [code] * len(at)
+    # (each at its tag's <: the spelling's first character, or one or two before it)
+    offsets = sorted(x.offset for x in diags(events, code))
+    assert all(0 <= len(lead) + a + k * shift - o <= 2 for o, (k, a) in zip(offsets, enumerate(at)))
     assert "".join(e.raw for e in events) == doc
     deltas_match(events)
     assert calls(run([doc], dialects=dialects, strict=True)) == []
