@@ -64,7 +64,7 @@ from typing import Callable, Iterable, Sequence
 
 from callsieve.declare import Declaration
 from callsieve.grammar.api import Alt as AltNode, Opt, Block, Call, Choose, Dialect, JsonValue, Many, Marker, Param, Raw, Seq
-from callsieve.grammar.states import EOF_TRIGGER, OTHER, OVERFLOW, StateDecl
+from callsieve.grammar.states import EOF_TRIGGER, OTHER, OVERFLOW, Region, StateDecl
 from callsieve.tools.diagrams_read import (
     Guards, Marks, Names, Row, View, actions_label, opener_stem, read_machine, triggers_label,
 )
@@ -105,10 +105,17 @@ _COMPACT = frozenset({"json_body", "prose", "cdata", "json", "python_value"})
 
 def _compact(view: View) -> frozenset[str]:
     """The owners drawn compactly in ``view``: those above, and the states of a value
-    grammar a dialect brings (``Dialect.regions``, Gemma's object syntax, a user's):
-    a tokenizer too, whose moves between two states stacked their labels on one another
-    in the overview (measured with label_overlaps, gemma4's key and value)."""
-    return _COMPACT | {s.owner for d in view.dialects for r in d.regions for s in r.states}
+    grammar a dialect brings (a ``Body`` naming its own ``Region``, or
+    ``Dialect.regions``: Gemma's object syntax, a user's): a tokenizer too, whose moves
+    between two states stacked their labels on one another in the overview (measured
+    with label_overlaps, gemma4's key and value)."""
+    brought = [r for d in view.dialects for r in d.regions]
+    for layout in view.machine.layouts:
+        for lf in layout.leaves:
+            region = getattr(lf.body, "region", None)
+            if isinstance(region, Region):
+                brought.append(region)
+    return _COMPACT | {s.owner for r in brought for s in r.states}
 #: Characters of the drawing's own notation (explained in the legend); any other
 #: character outside Latin-1 is named by code point there, since it may render as an
 #: empty box without a CJK font.
