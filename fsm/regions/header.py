@@ -13,9 +13,9 @@ they ride in the ``raw`` of the Reasoning next to them, of an empty-text ``Text`
 merges into the text beside it), or of the call. A header past ``max_chars``, or one the
 stream ends in, is released as text with a Diagnostic; so is one broken off by a
 block opener of any enabled dialect (listened for by the composer), which is then read
-again in prose. A start marker inside a header (one that opens no part of it) begins a
-new header: the one before is framing if it is a start marker and one word (a doubled
-``<|start|>assistant``, sglang PR #9097, is still decided), else text (a prose mention).
+again in prose. (A start marker inside a header is its text: a doubled
+``<|start|>assistant``, sglang PR #9097, is still decided; with ``Header.restart`` it
+releases the header so far and begins a new one.)
 """
 
 from __future__ import annotations
@@ -47,20 +47,6 @@ class HeaderModel(BlockModel):
         self.flush()
         self.hdr_raw = tag
         self.hdr_start = self.tag_start
-
-    def header_restart(self, ch: str) -> None:
-        """A start marker inside a header begins a new header. The one read so far is
-        framing where it holds a start marker and one word (a doubled
-        ``<|start|>assistant``, sglang PR #9097), else text with a Diagnostic: a prose
-        mention of a start marker (``<|close|> then say so.``) does not swallow the
-        real header after it (issue 22)."""
-        raw, self.hdr_raw = self.hdr_raw, ""
-        if _ONE_WORD.fullmatch(raw) is not None:
-            self.flush()
-            self.out.append(Text("", raw))
-        else:
-            self.release_text(raw, self.hdr_start, "malformed_block",
-                              f"a message header {raw[:40]!r} broken off by another header's start")
 
     def header_char(self, ch: str) -> None:
         self.hdr_raw += ch
@@ -152,6 +138,14 @@ class HeaderModel(BlockModel):
                           f"a message header {raw[:40]!r} broken off by {(tag + ch)[:40]!r}")
         self.pushback = tag
 
+    def header_restart(self, ch: str) -> None:
+        """A start marker in a header that restarts (``Header.restart``): the header so
+        far was none; its text is text, with a Diagnostic, and a new header opens."""
+        raw, self.hdr_raw = self.hdr_raw, ""
+        self.release_text(raw, self.hdr_start, "malformed_block",
+                          f"a message header {raw[:40]!r} broken off by another")
+        self.header_begin(ch)
+
     def header_eof(self, ch: str = "") -> None:
         raw, self.hdr_raw = self.hdr_raw, ""
         self.release_text(raw, self.hdr_start, "unterminated_block", f"the stream ended inside a message header {raw[:40]!r}")
@@ -177,8 +171,6 @@ class HeaderModel(BlockModel):
 
 #: Ranks each header's rows out of ``maybe_tag`` may take (one per part).
 HEADER_RANKS = 32
-#: A header that is a start marker (``<|…|>``) and one word: a role written twice.
-_ONE_WORD = regex.compile(r"<\|[a-z_]+\|>[ \t]*\w+[ \t]*")
 
 
 def part_state(h: Header, part: str) -> str:
@@ -235,9 +227,9 @@ def header_region(h: Header, index: int = 0) -> tuple[Region, list[tuple[str, Ca
                     rank=RANK_RETURN - 1 - index * HEADER_RANKS - n)
         for m, q in h.parts:
             listens.append(Listen(s, m, part_state(h, q), ("header_mark",)))
-        for m, q in h.starts:
-            if m not in {pm for pm, _q in h.parts}:
-                listens.append(Listen(s, m, part_state(h, q), (f"header_use:{h.name}", "header_restart", "header_begin")))
+        if h.restart:
+            for m, q in h.starts:
+                listens.append(Listen(s, m, part_state(h, q), (f"header_use:{h.name}", "header_restart")))
     an = reasoning_state(h)
     states.append(StateDecl(an, f"a message the header made reasoning, until {' or '.join(m.shown() for m in h.ends)}",
                             owner=f"{h.name}_header", sink="reasoning_char"))
