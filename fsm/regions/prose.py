@@ -562,9 +562,12 @@ class ProseModel(ModelBase):
             # The text state's own scan (its stops, and a start character only where a
             # marker may begin there): a plain "<" in prose goes on as text.
             rx = re.compile(matcher.scan_pattern("`~") or "[`~]")
-            got = self._inline_scan = (matcher, rx.search, rx.match)
+            # (markers spelt as words, Phi-4's ``functools``: searched for whole)
+            got = self._inline_scan = (matcher, rx.search, rx.match,
+                                       re.compile(matcher.word_scan).search if matcher.word_scan else None)
         search = got[1]
         match = got[2]
+        word = got[3]
         starts = matcher.start_chars
         # Where the chunk holds no tilde and no start character but "<", the scan's
         # stops are its backticks and each "<" where a marker may begin: found with
@@ -573,7 +576,8 @@ class ProseModel(ModelBase):
         seen = self._inline_chunk
         if seen is None or seen[0] is not s:
             quick = (not matcher.scan_other and "~" not in s
-                     and all(c == "<" or c not in s for c in starts))
+                     and all(c == "<" or c not in s for c in matcher.symbol_starts)
+                     and (word is None or matcher.words_anchored))
             self._inline_chunk = seen = (s, quick)
         quick = seen[1]
         lt = -1  # (quick: the next "<" from where the scan reads on)
@@ -619,6 +623,10 @@ class ProseModel(ModelBase):
                     lt = s.find("<", lt + 1)
                     if lt < 0:
                         lt = n
+                if word is not None:
+                    w = word(s, e, t)
+                    if w is not None:
+                        t = w.start()  # (a word marker: the runner's)
                 if t >= n:
                     break
             else:
@@ -1067,7 +1075,8 @@ class ProseModel(ModelBase):
     #: (the text state's matcher, its scan's search): ``_inline_code``'s (optional, as
     #: ``_fc_asked``)
     _inline_scan: tuple[Matcher, Callable[[str, int], re.Match[str] | None],
-                        Callable[[str, int], re.Match[str] | None]] | None = None
+                        Callable[[str, int], re.Match[str] | None],
+                        Callable[[str, int, int], re.Match[str] | None] | None] | None = None
     #: (the chunk, whether ``_inline_code`` finds its stops with str.find) (optional)
     _inline_chunk: tuple[str, bool] | None = None
 
