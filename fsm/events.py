@@ -143,6 +143,7 @@ SEVERITY: dict[str, Severity] = {
     "type_mismatch": "tolerated",
     "stray_reasoning_close": "released",
     "reasoning_closed_by_call": "tolerated",
+    "call_in_reasoning": "noise",  # (issue 22: a call the model only wrote about)
     # the tolerances (docs/tolerances.md): a call stands, read with what was assumed
     "missing_block_open": "tolerated",
     "implied_param_close": "tolerated",
@@ -212,8 +213,9 @@ class Diagnostic:
     call of a block that stands is no call: released alone, its markup on a ``ToolCallAbandoned`` when it
     was streamed, else on the Diagnostic's ``raw``), ``unknown_tool`` and ``dropped_call`` (policy ``unknown_tool``),
     ``type_mismatch`` (a value kept as its raw string), ``stray_reasoning_close``
-    (``</think>`` without ``<think>``), ``reasoning_closed_by_call`` (a tool-call
-    block ended unclosed reasoning, policy ``calls_in_reasoning``); the tolerances, each saying what was assumed
+    (``</think>`` without ``<think>``), ``reasoning_closed_by_call`` (the stream ended
+    on a tool-call block in unclosed reasoning: a call, policy ``calls_in_reasoning``),
+    ``call_in_reasoning`` (a block the reasoning went on from: reasoning); the tolerances, each saying what was assumed
     (docs/tolerances.md; none under ``Sieve(strict=True)``):
     ``missing_block_open``, ``implied_param_close``, ``implied_call_close``,
     ``dsml_variant``, ``python_literal``, ``repeated_param_array``, ``call_id_variant``,

@@ -88,6 +88,14 @@ def from_guard(state: str) -> Guard:
     return guard
 
 
+def home_guard(state: str) -> Guard:
+    def guard(self: EngineModel, ch: str) -> bool:
+        return self.home == state
+
+    guard.__name__ = f"home:{state}"
+    return guard
+
+
 def fork_guard(dialect: str) -> Guard:
     def guard(self: EngineModel, ch: str) -> bool:
         return self.fork_choice(ch) == dialect

@@ -655,7 +655,7 @@ class _Composer:
         self._body_openers()
         for g in self.groups:
             for origin in ("text", *self._in_reasoning(g)):
-                first = ("reasoning_ends_at_call",) if origin != "text" else ()
+                first: tuple[str, ...] = ()
                 if len(g) > 1:
                     self._fork(g, origin, first)
                     continue
@@ -695,15 +695,30 @@ class _Composer:
             self.listen(header.part_state(h, p), h.end, rows, Act(lf, (), enter))
             self._gives_way(header.part_state(h, p), ("header_gives_way", "reprocess"), also=others)
 
+    def _homes(self) -> dict[str, set[str]]:
+        """The reasoning states some block opener is listened for in, each with the
+        dialects whose blocks may begin there: a block begun there ends back there
+        (``_back_home``)."""
+        policy = self.calls_in_reasoning
+        out: dict[str, set[str]] = {}
+        for g in self.groups:
+            for r in self._in_reasoning(g):
+                out.setdefault(r, set()).update(layout.dialect.name for layout, _ in g
+                                                if policy == "call" or layout.dialect.calls_in_reasoning)
+        return {r: out[r] for r in self.reasoning_states if r in out}
+
     def _in_reasoning(self, group: list[tuple[Layout, Leaf]]) -> tuple[str, ...]:
-        """The reasoning states that listen for this opener: a tool-call block there is
-        a call that ends the reasoning (policy ``calls_in_reasoning``)."""
+        """The reasoning states that listen for this opener (policy
+        ``calls_in_reasoning``): those of the reasoning families its dialects declare,
+        of the dialects whose blocks are read in reasoning (``"dialect"``: those that
+        declare ``calls_in_reasoning``; ``"call"``: all). A block begun there is held
+        until the reasoning resolves it (``callsieve.regions.reasoning``)."""
         policy = self.calls_in_reasoning
         if policy == "reasoning" or not self.reasoning_states:
             return ()
-        if policy == "dialect" and not any(layout.dialect.calls_in_reasoning for layout, _ in group):
-            return ()
-        return self.reasoning_states
+        states = {r.state for layout, _ in group if policy == "call" or layout.dialect.calls_in_reasoning
+                  for r in layout.dialect.reasoning}
+        return tuple(s for s in self.reasoning_states if s in states)
 
     def _fork(self, group: list[tuple[Layout, Leaf]], origin: str = "text", first: tuple[str, ...] = ()) -> None:
         cands: list[ForkCandidate] = []
@@ -737,10 +752,21 @@ class _Composer:
             return
         self.forks.append(fork)
         self._fork_listen(group, origin, first, fork, label)
+        homes = self._in_reasoning(group)
         for n, c in enumerate(cands):
             dest = dests[c.dialect]
             gname = f"fork_is:{c.dialect}"
             self.guards[gname] = generated.fork_guard(c.dialect)
+            layout = group[n][0]
+            if not (self.calls_in_reasoning == "call" or layout.dialect.calls_in_reasoning):
+                # Bound in reasoning, a dialect whose calls are not read there follows
+                # its own rule: its markup is reasoning (``ReasoningModel.fork_to_reasoning``).
+                for r in homes:
+                    hg = f"home:{r}"
+                    self.guards[hg] = generated.home_guard(r)
+                    self.rules += on("fork", ALL, r, "fork_to_reasoning", "reprocess", when=[gname, hg],
+                                     rank=RANK_HIT + self.fork_rows)
+                    self.fork_rows += 1
             self.rules += on("fork", ALL, dest, "fork_bind", "reprocess", when=[gname], rank=RANK_HIT + self.fork_rows)
             self.fork_rows += 1
 
@@ -825,7 +851,8 @@ class _Composer:
             cg = f"char:{c!r}"
             self.guards[cg] = generated.char_guard(c)
             self.rules += on(state, [cls], dest, *actions, when=[g, cg] if g else [cg], rank=20 + k)
-        transitions = _expand(self.rules, triggers, start_classes)
+        transitions = _back_home(_expand(self.rules, triggers, start_classes), self.states, self._homes(),
+                                 {layout.dialect.name for layout in layouts}, self.guards)
         # (a prompt that may have ended inside a header is listened for first; what is
         # no header goes on to where a block its own body opens, if one is enabled)
         entries = tuple(s for s in (header.START_STATE, "start") if any(st.name == s for st in self.states))
@@ -964,6 +991,58 @@ def _shared_marker(group: list[tuple[Layout, Leaf]]) -> Marker:
     variants = tuple(dict.fromkeys(v for m in markers for v in m.variants))
     prefixes = tuple(dict.fromkeys(p for m in markers for p in m.prefixes))
     return Marker(pattern, examples, group[0][1].label(), variants=variants, prefixes=prefixes)
+
+
+def _back_home(transitions: list[Transition], states: list[StateDecl], homes: dict[str, set[str]],
+               dialects: set[str], guards: dict[str, Callable[..., bool]]) -> list[Transition]:
+    """Where a block (or a fork) ends, it goes back to the state it began in (issue 22):
+    each transition that ends one into ``text`` gets a twin into each reasoning state in
+    ``homes`` where such a block may begin, guarded by ``home:STATE``, tried first; at the
+    end of the stream the twin also decides what the reasoning held (``reasoning_eof``).
+    A transition ends a block if it leaves a state inside one (``StateDecl.in_block``,
+    the fork) for ``text``, or leaves ``maybe_tag`` for it holding a tag begun in such a
+    state (its first guard names that origin), or is ``maybe_tag``'s fallback (a dead
+    tag where only markup may stand). The block is a dialect's where the state (or the
+    origin's scope) is one of its own; the engine's shared states may hold any block.
+    Ranks are scaled so that the twins fit before the rows they copy."""
+    if not homes:
+        return transitions
+    owner = {s.name: s.owner for s in states if s.in_block}
+    owner["fork"] = ""
+    for r in homes:
+        guards[f"home:{r}"] = generated.home_guard(r)
+    out: list[Transition] = []
+    for t in transitions:
+        out.append(Transition(t.trigger, t.source, t.dest, t.guards, t.actions, t.rank * 8))
+        whose = _block_ended(t, owner, dialects) if t.dest == "text" else None
+        if whose is None:
+            continue
+        eof = ("reasoning_eof",) if t.trigger == EOF_TRIGGER else ()
+        for k, (r, ds) in enumerate(homes.items()):
+            if not whose or whose in ds:
+                out.append(Transition(t.trigger, t.source, r, t.guards + (f"home:{r}",), t.actions + eof,
+                                      t.rank * 8 - 1 - k))
+    return out
+
+
+def _block_ended(t: Transition, owner: dict[str, str], dialects: set[str]) -> str | None:
+    """Whose block ``t`` ends: a dialect's name, "" for any (a state the engine's
+    regions share), None when it ends none."""
+    if t.source in owner:
+        return owner[t.source] if owner[t.source] in dialects else ""
+    if t.source != "maybe_tag":
+        return None
+    if not t.guards:
+        return ""  # the fallback: a dead tag where only markup may stand
+    first = t.guards[0]
+    if not first.startswith(("hit:", "from:")):
+        return None
+    where = first.split(":")[1]
+    origin, _, scope = where.partition("@")
+    if origin not in owner:
+        return None
+    mine = scope.split(".")[0] if scope else owner[origin]
+    return mine if mine in dialects else ""
 
 
 def _follow(layout: Layout, lf: Leaf) -> list[Leaf]:

@@ -24,6 +24,7 @@ from callsieve.grammar.registry import REGISTRY
 from callsieve.grammar.states import EOF_TRIGGER, OVERFLOW
 from callsieve.tools import diagrams
 from callsieve.tools.cli import main as cli_main
+from callsieve.tools.diagrams_read import home_twin
 from callsieve.tools.diagrams import label_overlaps, read_machine, render_dot, triggers_label, views
 from callsieve.tools.diagrams_read import BASE_CHAR_TRIGGERS
 from callsieve.tools.trace import trace, trace_marks
@@ -101,7 +102,8 @@ def drawn(dot: str) -> tuple[set[str], set[Drawn]]:
 
 def declared(view: diagrams.View) -> tuple[set[str], set[Drawn]]:
     decl = view.machine.decl
-    return set(decl.state_names()), {(t.source, t.trigger, t.dest, t.guards, t.actions) for t in decl.transitions}
+    return set(decl.state_names()), {(t.source, t.trigger, t.dest, t.guards, t.actions) for t in decl.transitions
+                                     if not home_twin(t.dest, t.guards, t.actions)}
 
 
 def committed(view: diagrams.View) -> str:
@@ -205,6 +207,9 @@ def test_every_edge_transitions_graphmachine_draws_is_drawn(view: diagrams.View)
     decl = view.machine.decl
     theirs = _graphmachine_rows(machine.get_graph().source, decl.char_triggers + (EOF_TRIGGER, OVERFLOW))
     assert len({(s, d) for s, _t, d, _g in theirs}) > 20
+    # (a block begun in reasoning ends back there: those twins are named in the legend, not drawn)
+    twins = {(t.source, t.trigger, t.dest, t.guards) for t in decl.transitions if home_twin(t.dest, t.guards, t.actions)}
+    theirs -= twins
     _nodes, rows = drawn(committed(view))
     assert theirs == {(src, t, dest, g) for src, t, dest, g, _a in rows}
 
@@ -286,7 +291,7 @@ def test_block_wide_eof_and_overflow_are_drawn_once_from_the_box() -> None:
     releases = {t.source for t in decl.transitions if t.trigger == EOF_TRIGGER and t.actions == ("abort_block_eof",)}
     complete = {t.source for t in decl.transitions if t.trigger == EOF_TRIGGER and t.actions == ("end_bare_block",)}
     assert sources["on eof: abort_block_eof"] == held & releases
-    assert held - releases == held & complete and 1 <= len(held & complete) <= max(3, len(held) // 8)
+    assert held - releases == held & complete and 1 <= len(held & complete) <= max(3, len(held) // 6)
     eof_edge = next(m.group(3) for m in EDGE.finditer(dot) if "on eof: abort_block_eof" in m.group(3) and "cluster_block" in m.group(3))
     for name in (s.name for s in decl.states if s.name in held & complete):
         assert name in eof_edge
@@ -364,7 +369,8 @@ def test_a_json_state_with_several_ways_out_lists_them_inside_itself() -> None:
     owner = {s.name: s.owner for s in decl.states}
     for src in ("j_key_first", "j_next"):
         out = {(t.dest, t.guards) for t in decl.transitions
-               if t.source == src and owner[t.dest] not in ("json_body", "tag") and t.dest != "text"}
+               if t.source == src and owner[t.dest] not in ("json_body", "tag") and t.dest != "text"
+               and not home_twin(t.dest, t.guards, t.actions)}
         assert len({d for d, _g in out}) >= 6
         node = next(m.group(0) for m in re.finditer(rf'^\s*"{src}" \[.*$', dot, re.M))
         assert "→ <i>out of the box</i>: rbrace / j_close_body" in node
@@ -377,10 +383,12 @@ def test_a_json_state_with_several_ways_out_lists_them_inside_itself() -> None:
 def test_dot_text_is_the_same_across_runs_and_hash_seeds() -> None:
     code = "import sys; from callsieve.tools.diagrams import render_dot, views; sys.stdout.write(''.join(render_dot(v) for v in views()))"
     outs = []
-    for seed in ("0", "1", "4242"):
+    # Two fixed seeds in fresh processes, and this process's own (random unless set):
+    # three hashings (each run composes and renders every view, some seconds apiece).
+    for seed in ("0", "4242"):
         env = dict(os.environ, PYTHONHASHSEED=seed)
         outs.append(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, check=True).stdout)
-    assert outs[0] == outs[1] == outs[2]
+    assert outs[0] == outs[1]
     assert outs[0].decode("utf-8") == "".join(render_dot(v) for v in VIEWS)
     assert b"0x" not in outs[0]  # no addresses
 

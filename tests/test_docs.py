@@ -34,6 +34,7 @@ PRODUCES: dict[str, tuple[str, dict[str, Any]]] = {
     "keyword_argument_name": ("<|python_start|>[f(from=1)]<|python_end|>", {"dialects": ["pythonic"]}),
     "stray_reasoning_close": ("hmm</think>answer", {}),
     "reasoning_closed_by_call": ('<think>hmm <tool_call>{"name": "f", "arguments": {}}</tool_call>', {}),
+    "call_in_reasoning": ('<think>hmm <tool_call>{"name": "f", "arguments": {}}</tool_call> no.</think>', {}),
     "missing_block_open": ("<function=f>\n<parameter=n>\n1\n</parameter>\n</function>", {}),
     "implied_param_close": ("<tool_call>\n<function=f>\n<parameter=n>\n1\n</function>\n</tool_call>", {}),
     "implied_call_close": ('<｜DSML｜tool_calls><｜DSML｜invoke name="f"></｜DSML｜tool_calls>', {}),

@@ -7,15 +7,16 @@ the reasoning and the calls."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import assume, given, strategies as st
 
 import callsieve
 from callsieve.events import merged
 from callsieve.grammar import REGISTRY
-from strategies import calls, chunks, codes, document, reasoning_text, run, texts
+from strategies import call_of, calls, chunks, codes, document, reasoning_text, run, texts
 
 SIZES = (0, 1, 2, 3, 7)
 RUNNERS = ("compiled", "reference")
@@ -45,6 +46,75 @@ def outcome(doc: str, **kw: Any) -> tuple[str, str, list[tuple[str, dict[str, An
 
 HERMES = '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>'
 QWEN = "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>"
+
+
+KIMI = ("<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{\"a\": 1}"
+        "<|tool_call_end|><|tool_calls_section_end|>")
+V31 = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"a\": 1}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+#: The dialects whose models write calls inside an unclosed <think>, a block of each.
+IN_THINK = [("hermes", HERMES), ("kimi_k2", KIMI), ("deepseek_v31", V31)]
+
+
+# ------------------------------------------------------- items 1-4: reasoning
+@pytest.mark.parametrize("dialects", [None, "own"])
+@pytest.mark.parametrize("name, block", IN_THINK, ids=[x[0] for x in IN_THINK])
+@pytest.mark.parametrize("wrap", ["fence", "span"])
+def test_a_call_in_code_inside_reasoning_is_reasoning(name: str, block: str, wrap: str, dialects: str | None) -> None:
+    """Item 1: the call was executed and ``</think>`` reached the text."""
+    code = f"\n```\n{block}\n```\n" if wrap == "fence" else f" `{block}` "
+    doc = f"<think>Example:{code}More.</think>Hi"
+    text, thought, got, diags = outcome(doc, dialects=[name] if dialects else None)
+    assert (text, thought, got) == ("Hi", f"Example:{code}More.", [])
+    assert diags == ["call_in_reasoning"]
+
+
+@pytest.mark.parametrize("dialects", [None, ["hermes"], ["kimi_k2", "hermes"], ["deepseek_v31", "hermes"]])
+def test_an_opener_mentioned_in_reasoning_leaves_it_reasoning(dialects: list[str] | None) -> None:
+    """Item 2: the mention ended the reasoning, the rest was Text and ``</think>`` stray.
+    The block that does not hold up goes back to the reasoning."""
+    doc = "<think>I will output a <tool_call> block with the city.</think>Hi"
+    text, thought, got, diags = outcome(doc, dialects=dialects)
+    assert (text, thought, got) == ("Hi", "I will output a <tool_call> block with the city.", [])
+    assert "stray_reasoning_close" not in diags
+
+
+@pytest.mark.parametrize("name, block", IN_THINK, ids=[x[0] for x in IN_THINK])
+def test_the_reasoning_after_a_call_inside_it_stays_reasoning(name: str, block: str) -> None:
+    """Item 3: after a call inside ``<think>…</think>`` the rest of it was Text."""
+    doc = f"<think>first {block} then more</think>Hi"
+    text, thought, got, diags = outcome(doc, dialects=[name])
+    assert (text, thought, got, diags) == ("Hi", f"first {block} then more", [], ["call_in_reasoning"])
+
+
+QWEN_DELETE = "<tool_call>\n<function=delete_file>\n<parameter=path>\n/etc\n</parameter>\n</function>\n</tool_call>"
+
+
+@pytest.mark.parametrize("dialects", [None, ["qwen3_coder"], ["hermes"]])
+def test_a_call_the_model_only_considered_is_reasoning(dialects: list[str] | None) -> None:
+    """Item 4, one way: the reasoning goes on from the call (or closes after it)."""
+    for after in (" but the user only asked a question.</think>Hi", "</think>Hi", "\n\nNo.</think>Hi"):
+        doc = "<think>I could call " + QWEN_DELETE + after
+        text, thought, got, _diags = outcome(doc, dialects=dialects)
+        assert (text, thought, got) == ("Hi", "I could call " + QWEN_DELETE + after.split("</think>")[0], [])
+
+
+@pytest.mark.parametrize("name, block", IN_THINK, ids=[x[0] for x in IN_THINK])
+@pytest.mark.parametrize("start_in_reasoning", [False, True])
+def test_a_call_an_unclosed_reasoning_ends_on_is_a_call(name: str, block: str, start_in_reasoning: bool) -> None:
+    """Item 4, the other way: Qwen3 forgetting ``</think>`` before its call (vLLM's
+    qwen3 reasoning parser reads it as a call). Two calls, whitespace between and after."""
+    doc = ("" if start_in_reasoning else "<think>") + "I need the weather.\n" + block + "\n" + block + "\n"
+    text, thought, got, diags = outcome(doc, dialects=[name], start_in_reasoning=start_in_reasoning)
+    assert (text, thought, got) == ("\n\n", "I need the weather.\n", [("f", {"a": 1})] * 2)
+    assert diags == ["reasoning_closed_by_call"]
+
+
+def test_a_considered_call_held_in_reasoning_streams_nothing() -> None:
+    """Holding a call until its reasoning resolves: no ToolCallStart or delta of it
+    reaches the caller before the reasoning goes on, however the input is cut."""
+    doc = "<think>maybe " + HERMES + " or not</think>"
+    for events in each_way(doc):
+        assert not [e for e in events if isinstance(e, (callsieve.ToolCallStart, callsieve.ToolCallDelta, callsieve.ToolCall))]
 
 
 # ------------------------------------------------------- item 5: the fork's deciders
@@ -103,6 +173,23 @@ def test_a_glm_name_that_begins_like_another_dialects_body_is_no_glm_call_alone_
     """The decider is GLM's grammar: what it refuses behind the fork, GLM alone refuses."""
     doc = "<tool_call>{f}</tool_call>"
     assert outcome(doc, dialects=["glm45"])[2] == []
+
+
+def test_a_prose_mention_of_a_header_start_does_not_swallow_the_header_after_it() -> None:
+    """Kimi K3: a header begun at a mentioned ``<|close|>`` read the real call's
+    ``<|open|>`` as its own text and made the call framing. A start marker inside a
+    header begins a new one (harmony's doubled ``<|start|>assistant`` stays framing)."""
+    call = '<|open|>call tool="f" index="1"<|sep|><|open|>argument key="a" type="object"<|sep|>1<|close|>argument<|sep|><|close|>call<|sep|>'
+    for mention in ("<|close|> then say so.\n", "<|open|> tags are markup. "):
+        assert outcome(mention + call, dialects=["kimi_k3"]) == (mention, "", [("f", {"a": 1})], ["malformed_block"])
+
+
+def test_a_header_gives_way_to_another_dialects_header_start() -> None:
+    """A header begun at a mentioned Kimi K3 ``<|close|>`` read harmony's real header
+    after it as its own text (found by the property below with every dialect)."""
+    call = "<|start|>assistant to=functions.f<|channel|>commentary <|constrain|>json<|message|>{}<|call|>"
+    doc = "<|close|> then say so.\n" + call
+    assert outcome(doc, dialects=["kimi_k3", "harmony"]) == ("<|close|> then say so.\n", "", [("f", {})], ["malformed_block"])
 
 
 # ------------------------------------------------------- item 6: a capture that cannot end
@@ -170,6 +257,59 @@ def test_a_prose_mention_of_any_opener_leaves_a_real_call_after_it_intact(data: 
     events = run(data.draw(chunks(mention + doc)), dialects=list(names))
     assert "".join(e.raw for e in events) == mention + doc
     assert calls(events) == calls(alone)
+
+
+# ------------------------------------------------------- property: wrapped calls
+def _longest_run(s: str, c: str) -> int:
+    return max((len(m.group()) for m in re.finditer(re.escape(c) + "+", s)), default=0)
+
+
+def _message_ends(names: tuple[str, ...]) -> list[str]:
+    """The tokens that end a message (harmony's ``<|end|>``): they end code too (item 8)."""
+    from callsieve.grammar import resolve
+
+    return [ex for d in resolve(list(names)) for h in d.headers for m in h.ends for ex in m.examples]
+
+
+def _reasoning_families(names: tuple[str, ...]) -> list[tuple[str, str]]:
+    from callsieve.grammar import resolve
+
+    return sorted({(r.open.examples[0], r.close.examples[0]) for d in resolve(list(names)) for r in d.reasoning})
+
+
+@given(st.data())
+def test_a_call_wrapped_in_code_or_in_closed_reasoning_is_no_call(data: st.DataObject) -> None:
+    """Any generated call of any enabled dialect, in a fence (longer than any run in
+    it), a code span (the block on one line) or a closed reasoning section, is no call;
+    in reasoning its markup is the reasoning's text, whole."""
+    names = tuple(sorted(data.draw(DIALECT_SETS)))
+    d = REGISTRY[data.draw(st.sampled_from(names))]
+    assert d.render is not None
+    name, params, _args = data.draw(call_of(d))
+    block = d.render([(name, params)], data.draw(st.integers(0, 64)))
+    assume(not any(e in block for e in _message_ends(names)))
+    families = _reasoning_families(names)
+    kinds = ["fence", "tilde fence"] + (["span"] if "\n" not in block else []) + (["reasoning"] if families else [])
+    kind = data.draw(st.sampled_from(kinds))
+    if kind == "reasoning":
+        open_, close = data.draw(st.sampled_from(families))
+        assume(close not in block and open_ not in block)
+        doc = f"Hi {open_}Let me think: {block} no.{close}Done."
+    elif kind == "span":
+        ticks = "`" * (_longest_run(block, "`") + 1)
+        doc = f"Use {ticks} {block} {ticks} here."
+    else:
+        c = "`" if kind == "fence" else "~"
+        run_ = c * max(3, _longest_run(block, c) + 1)
+        doc = f"Example:\n\n{run_}\n{block}\n{run_}\nDone."
+    events = run(data.draw(chunks(doc)), dialects=list(names))
+    assert "".join(e.raw for e in events) == doc
+    assert calls(events) == []
+    if kind == "reasoning":
+        assert reasoning_text(events) == f"Let me think: {block} no."
+        assert texts(events) == "Hi Done."
+    else:
+        assert texts(events) == doc
 
 
 def test_a_header_mentioned_in_prose_gives_way_to_another_dialects_header() -> None:

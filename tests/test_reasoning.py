@@ -1,7 +1,8 @@
 """Reasoning, per family, as the dialects declare it (``Dialect.reasoning``): ``<think>``
 (DeepSeek, Qwen3/QwQ, GLM, MiniMax, Kimi-K2-Thinking, older Magistral), Magistral's
-``[THINK]`` (mistral), ``start_in_reasoning``, and the policy for a tool-call block
-inside unclosed reasoning (``calls_in_reasoning``)."""
+``[THINK]`` (mistral), ``start_in_reasoning``, and a tool-call block inside reasoning:
+a call only where an unclosed reasoning ends on it, and the policy says which
+dialects' blocks are read there (``calls_in_reasoning``)."""
 
 from __future__ import annotations
 
@@ -96,25 +97,45 @@ IN_THINK = [("kimi_k2", KIMI, {"k": 1}, True), ("hermes", HERMES, {"k": 1}, True
 @pytest.mark.parametrize("policy", ["dialect", "call", "reasoning"])
 @pytest.mark.parametrize("enabled", ["own", "all"])
 @pytest.mark.parametrize("size", [0, 1])
-def test_a_block_inside_unclosed_reasoning_follows_the_policy(name: str, block: str, args: dict[str, Any], declared: bool,
-                                                             policy: str, enabled: str, size: int) -> None:
-    """Kimi-K2-Thinking, Qwen3 and DeepSeek V3.1 write their calls inside an unclosed
-    <think>; by default those end the reasoning (with a Diagnostic). Others' blocks
-    there are reasoning text, unless the policy says every block is a call."""
-    doc = "<think>need the tool " + block + " done"
+def test_a_block_an_unclosed_reasoning_ends_on_follows_the_policy(name: str, block: str, args: dict[str, Any], declared: bool,
+                                                                 policy: str, enabled: str, size: int) -> None:
+    """Kimi-K2-Thinking, Qwen3 and DeepSeek V3.1 write their calls at the end of an
+    unclosed <think>: a block the stream ends on (nothing but whitespace after it) is
+    a call, which ends the reasoning (with a Diagnostic), where the policy reads that
+    dialect's blocks in reasoning; others' blocks there are reasoning text. Behind a
+    shared opener (<tool_call>: hermes and qwen3_coder) the dialect bound decides by
+    its own rule."""
+    doc = "<think>need the tool " + block + "\n"
     events = run(pieces(doc, size), dialects=[name] if enabled == "own" else None, calls_in_reasoning=policy)
     assert "".join(e.raw for e in events) == doc
-    # An opener several dialects share (<tool_call>: hermes and qwen3_coder) is listened
-    # for in reasoning when any of them declares calls there: the fork then decides.
-    shared = enabled == "all" and block.startswith("<tool_call>")
-    as_call = policy == "call" or (policy == "dialect" and (declared or shared))
+    as_call = policy == "call" or (policy == "dialect" and declared)
     if as_call:
         assert kinds(events) == [("Reasoning", "need the tool "), ("Diagnostic", "reasoning_closed_by_call"),
-                                 ("ToolCall", "f"), ("Text", " done")]
+                                 ("ToolCall", "f"), ("Text", "\n")]
         (call,) = [e for e in events if isinstance(e, callsieve.ToolCall)]
         assert call.arguments == args and call.dialect == name
     else:
-        assert kinds(events) == [("Reasoning", "need the tool " + block + " done")]
+        assert kinds(events) == [("Reasoning", "need the tool " + block + "\n")]
+
+
+@pytest.mark.parametrize("name, block, args, declared", IN_THINK, ids=[x[0] for x in IN_THINK])
+@pytest.mark.parametrize("policy", ["dialect", "call", "reasoning"])
+@pytest.mark.parametrize("after", [" done", " done</think>Hi", "</think>Hi", "\n\n<think>x"])
+@pytest.mark.parametrize("size", [0, 1])
+def test_a_block_the_reasoning_goes_on_from_or_closes_after_is_reasoning(name: str, block: str, args: dict[str, Any],
+                                                                       declared: bool, policy: str, after: str, size: int) -> None:
+    """Under every policy: the model wrote about a call, and went on thinking (or
+    closed its reasoning after it). A block that was read as one is reported as
+    ``call_in_reasoning``; none streamed anything."""
+    doc = "<think>need the tool " + block + after
+    events = run(pieces(doc, size), dialects=[name], calls_in_reasoning=policy)
+    assert "".join(e.raw for e in events) == doc
+    assert not [e for e in events if isinstance(e, (callsieve.ToolCall, callsieve.ToolCallStart, callsieve.ToolCallDelta))]
+    thought = "need the tool " + block + after.split("</think>")[0].replace("<think>", "")
+    assert "".join(e.text for e in events if isinstance(e, callsieve.Reasoning)) == thought
+    assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == (after.split("</think>")[1] if "</think>" in after else "")
+    read = policy == "call" or (policy == "dialect" and declared)
+    assert [e.code for e in events if isinstance(e, callsieve.Diagnostic)] == (["call_in_reasoning"] if read else [])
 
 
 @pytest.mark.parametrize("name, block, args, declared", IN_THINK, ids=[x[0] for x in IN_THINK])

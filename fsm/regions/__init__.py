@@ -112,6 +112,10 @@ class ModelBase:
         #: tolerated deviations read before their block opened (``BlockModel.tolerate``)
         self.notes: list[Any] = []
         self.origin = "text"
+        #: Where the open block (or fork) began: the state its opener was read in. A block
+        #: opened in reasoning ends back there, and is released there (issue 22). Set by
+        #: every block and fork as it opens; read only while one is open.
+        self.home = "text"
         #: The body that shared states (in_param, after_close, json_value, in_capture)
         #: read for now: its name picks their matcher (``Config.scoped``).
         self.scope = ""
@@ -253,6 +257,12 @@ class ModelBase:
             i += 1
         return i
 
+    def home_is_reasoning(self) -> bool:
+        """The open block (or fork) began in reasoning (a state whose sink is the
+        reasoning's): it ends there, and what of it is not a call is reasoning."""
+        home = self.home
+        return home != "text" and self.cfg.sinks.get(home) == "reasoning_char"
+
     def matcher(self, origin: str | None = None) -> "Matcher":
         origin = origin or self.origin
         m = self.cfg.matchers.get(origin)
@@ -295,6 +305,9 @@ class ModelBase:
         b = self.block
         if b is not None and b.abandoned:
             self.dropped.append(s)  # a streamed call's markup: never text (shown once)
+        elif self.home_is_reasoning():
+            self.reason_text.append(s)  # (reasoning is private: no policy drops it)
+            self.reason_raw.append(s)
         elif self.cfg.on_malformed == "drop" and not (b is not None and b.tolerance):
             self.dropped.append(s)
         else:

@@ -184,8 +184,17 @@ class BlockModel(TagModel):
     def bind_block(self, spec: object, tag: str, start: int) -> None:
         self.flush()
         self.block = Block(spec, start)  # type: ignore[arg-type]
+        self._opened_at_home(self.block)
         self._take_notes(self.block)
         self._hold(tag)
+
+    def _opened_at_home(self, b: Block) -> None:
+        """The block began where its opener was read (``home``). In reasoning it is
+        held whole, its calls streamed only if the reasoning resolves them as calls
+        (``ReasoningModel.hold_in_reasoning``)."""
+        self.home = self.origin
+        if self.home_is_reasoning():
+            b.held_back = True
 
     def _take_notes(self, b: Block) -> None:
         if self.notes:
@@ -213,6 +222,7 @@ class BlockModel(TagModel):
         hit = self._hit(ch)
         self.flush()
         self.block = Block(getattr(hit.entry.data, "spec"), self.tag_start)
+        self._opened_at_home(self.block)
         self._take_notes(self.block)
         self.open_call(ch)
 
@@ -604,6 +614,8 @@ class BlockModel(TagModel):
             unknown = sorted({c.name for c in b.calls if not c.known})
             self._release(b, "unknown_tool", f"a {b.dialect_name} call without its wrapper names {unknown[0]!r}, "
                           "which is not in tools; a call without its wrapper must name a known tool")
+        elif self.home_is_reasoning():
+            self.hold_in_reasoning(b)  # a call or reasoning: the reasoning decides
         else:
             self._emit_calls(b)
 
@@ -750,6 +762,9 @@ class BlockModel(TagModel):
             self._emit(diag)
             if policy == "raise":
                 raise MalformedBlockError(f"{code} at offset {b.start}: {why}", diag)
+            return
+        if self.home_is_reasoning():
+            self.release_to_reasoning(raw, b.start, code, why)
             return
         if b.tolerance or (b.by_body and not b.proven):
             # A block that is itself a deviation and did not hold up, or one its own body

@@ -6,33 +6,66 @@ Built by :func:`region` from the union of the declarations: ``text`` listens for
 family's open (enter its state) and close (a stray close, shown with a Diagnostic: the
 prompt probably ended inside reasoning); a family's state listens for its closes (back
 to ``text``) and its opens, which there are framing (a ``<think>`` the model writes
-after a prompt that ended with one). A dialect whose models write tool calls inside an
-unclosed section (``Dialect.calls_in_reasoning``) gets its block openers listened for
-in these states by the composer (``callsieve.machine``): one there ends the reasoning,
-with a ``reasoning_closed_by_call`` Diagnostic, and opens the block as from ``text``.
-``Sieve(reasoning=False)`` leaves this region out.
+after a prompt that ended with one). ``Sieve(reasoning=False)`` leaves this region out.
+
+A tool call written in reasoning (issue 22). A dialect whose models write their calls
+at the end of an unclosed reasoning section (``Dialect.calls_in_reasoning``: Qwen3
+forgetting ``</think>``, which vLLM's qwen3 reasoning parser reads as a call) has its
+block openers listened for in these states (policy ``calls_in_reasoning``; the
+composer, ``callsieve.machine``). Such a block is read by its grammar, *home* in the
+reasoning (``ModelBase.home``): it ends back in the reasoning state, and nothing of it
+streams. The rule:
+
+1. A block that does not hold up (a mention of its opener, a malformed block) goes
+   back to the reasoning as reasoning text (``release_to_reasoning``), whatever
+   ``on_malformed`` says: reasoning is private, nothing in it is a call or is dropped.
+2. A complete block is *held* (``held``), and the whitespace after it, until the
+   reasoning resolves it: reasoning text that goes on (anything but whitespace, or a
+   block that does not hold up) or the reasoning's close makes it reasoning, with a
+   ``call_in_reasoning`` Diagnostic per block (a call the model only considered); the
+   stream ending with nothing but calls and whitespace after it makes its calls
+   calls, and the reasoning ended where the first block began
+   (``reasoning_closed_by_call``). So a call the reasoning goes on from, or closes
+   after, is reasoning; a call an unclosed reasoning ends on is a call.
+3. Behind a shared opener (a fork), the dialect bound decides by its own rule: one
+   whose calls are not read in reasoning (``fork_to_reasoning``) gives its opener and
+   what follows back to the reasoning, as if it were alone.
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 from callsieve.native import mypyc_attr, trait
 from callsieve.events import Diagnostic
 from callsieve.grammar.api import Reasoning
 from callsieve.grammar.states import EOF_TRIGGER, START, Listen, Region, Rule, StateDecl, but, on
-from callsieve.regions.tag import TagModel
+from callsieve.regions.tag import SPACE, TagModel
 
 
 @trait
 @mypyc_attr(allow_interpreted_subclasses=True)
 class ReasoningModel(TagModel):
+    #: Complete blocks written in reasoning, and the whitespace after each, in order,
+    #: until the reasoning resolves them (rule 2 of the module docstring); None: none.
+    held: list[Any] | None = None
+
     def reasoning_char(self, ch: str) -> None:
+        if self.held is not None:
+            if ch in SPACE:
+                self.held.append(ch)
+                return
+            self.held_as_reasoning()
         self.reason_text.append(ch)
         self.reason_raw.append(ch)
 
     def reasoning_run(self, s: str, i: int, j: int) -> int:
         seg = s[i:j]
+        if self.held is not None:
+            if not seg.strip(SPACE):
+                self.held.append(seg)
+                return j
+            self.held_as_reasoning()
         self.reason_text.append(seg)
         self.reason_raw.append(seg)
         return j
@@ -43,25 +76,81 @@ class ReasoningModel(TagModel):
         self.reason_raw.append(tag)
 
     def leave_reasoning(self, ch: str) -> None:
+        if self.held is not None:
+            self.held_as_reasoning()  # the reasoning closes after them
         self.reason_raw.append(self._take_tag(ch))
         self.flush()
 
     def reasoning_framing(self, ch: str) -> None:
         """An open inside its own reasoning: framing, in raw only."""
+        if self.held is not None:
+            self.held_as_reasoning()
         self.reason_raw.append(self._take_tag(ch))
 
-    def reasoning_ends_at_call(self, ch: str) -> None:
-        """A tool-call block opens inside unclosed reasoning (``calls_in_reasoning``):
-        the reasoning ends here; the block's own action follows and takes the tag."""
-        self.flush()
-        self._emit(
-            Diagnostic(
-                "reasoning_closed_by_call",
-                f"a tool-call block ({(self.tag + ch)[:40]!r}) inside unclosed reasoning ended it "
-                "(calls_in_reasoning)",
-                self.tag_start,
-            )
-        )
+    def reasoning_eof(self, ch: str = "") -> None:
+        """The stream ended in reasoning (or in a block it holds): what it held, the
+        stream ended on."""
+        if self.held is not None:
+            self.held_as_calls()
+
+    def hold_in_reasoning(self, b: Any) -> None:
+        """A complete block written in reasoning: held until the reasoning resolves it."""
+        if self.held is None:
+            self.held = []
+        self.held.append(b)
+
+    def held_as_reasoning(self) -> None:
+        """The reasoning went on after the blocks it held, or closed: they were the
+        model writing about calls. Their markup is reasoning text; each is reported."""
+        held, self.held = self.held, None
+        for x in held or ():
+            if isinstance(x, str):
+                self.reason_text.append(x)
+                self.reason_raw.append(x)
+                continue
+            raw = x.raw.join()
+            names = ", ".join(repr(c.name) for c in x.calls)
+            self._emit(Diagnostic("call_in_reasoning", f"a complete {x.dialect_name} call ({names}) inside reasoning that "
+                                  "went on after it (or closed): reasoning, not a call", x.start, "", "noise"))
+            self.reason_text.append(raw)
+            self.reason_raw.append(raw)
+
+    def held_as_calls(self) -> None:
+        """The stream ended on the blocks the reasoning held (nothing but whitespace
+        after them): an unclosed reasoning ends on calls (a model that forgot its close
+        before them). The reasoning ended where the first began; the rest is read as
+        after a block in text."""
+        held, self.held = self.held, None
+        first = next(x for x in held or () if not isinstance(x, str))
+        self._emit(Diagnostic("reasoning_closed_by_call", f"the stream ended on a {first.dialect_name} tool call written "
+                              "inside unclosed reasoning: a call, and the reasoning ended where it began "
+                              "(calls_in_reasoning)", first.start))
+        for x in held or ():
+            if isinstance(x, str):
+                self._text(x)
+            else:
+                self._emit_calls(x)
+
+    def release_to_reasoning(self, raw: str, start: int, code: str, why: str) -> None:
+        """A block (or a shared opener) begun in reasoning did not hold up: its input
+        is reasoning text again, whatever ``on_malformed`` says (the reasoning goes on,
+        so what it held is reasoning too)."""
+        if self.held is not None:
+            self.held_as_reasoning()
+        self._emit(Diagnostic(code, why + "; reasoning text", start, "", "noise"))
+        self.reason_text.append(raw)
+        self.reason_raw.append(raw)
+
+    def fork_to_reasoning(self, ch: str) -> None:
+        """Behind a shared opener in reasoning, the dialect bound is one whose calls are
+        not read in reasoning: the opener, and what the fork held, are reasoning."""
+        held = self._fork_held()
+        self.fork = None
+        if self.held is not None:
+            self.held_as_reasoning()
+        self.reason_text.append(self.fork_tag)
+        self.reason_raw.append(self.fork_tag)
+        self.pushback = held
 
     def stray_think_close(self, ch: str) -> None:
         tag = self._take_tag(ch)
@@ -99,7 +188,7 @@ def region(declared: tuple[Reasoning, ...]) -> Region:
             states.append(StateDecl(r.state, f"reasoning, until {r.close.shown()}", owner="reasoning", sink="reasoning_char"))
             rules += on(r.state, START, "maybe_tag", "tag_begin", rank=1)
             rules += on(r.state, but(START), r.state, "reasoning_char", rank=90)
-            rules += on(r.state, [EOF_TRIGGER], r.state)
+            rules += on(r.state, [EOF_TRIGGER], r.state, "reasoning_eof")
         if r.open not in seen_open:
             seen_open.append(r.open)
             listens.append(Listen("text", r.open, r.state, ("enter_reasoning",)))

@@ -276,6 +276,7 @@ class TagModel(ModelBase):
         self.fork = Fork(fork.opener_label, tuple(c for c in fork.candidates if _opens(c, tag)))
         self.fork_tag = tag
         self.fork_start = self.tag_start
+        self.home = self.origin
         self.fork_lead = []
         self.fork_lead_len = 0
         self.fork_rest = ""
@@ -382,7 +383,17 @@ class TagModel(ModelBase):
     def _fork_release(self, code: str, why: str) -> None:
         self.fork = None
         self.notes = []  # (a tolerated spelling of the opener: no block of it opens)
-        self.release_text(self.fork_tag, self.fork_start, code, why)
+        if self.home_is_reasoning():
+            self.release_to_reasoning(self.fork_tag, self.fork_start, code, why)
+        else:
+            self.release_text(self.fork_tag, self.fork_start, code, why)
+
+    # provided by the reasoning region
+    def release_to_reasoning(self, raw: str, start: int, code: str, why: str) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def hold_in_reasoning(self, b: Any) -> None:  # pragma: no cover
+        raise NotImplementedError
 
     # provided by the block region
     def tolerate(self, code: str, what: str, offset: int) -> None:  # pragma: no cover
@@ -392,6 +403,9 @@ class TagModel(ModelBase):
         raise NotImplementedError
 
     def release_text(self, raw: str, start: int, code: str, why: str, calls_begun: bool = False) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def _emit_calls(self, b: Any) -> None:  # pragma: no cover
         raise NotImplementedError
 
     def enter_body(self, ch: str = "") -> None:  # pragma: no cover

@@ -54,6 +54,7 @@ The text is deterministic: everything is emitted in declaration order, with no i
 
 from __future__ import annotations
 
+import functools
 import html
 import math
 import re
@@ -292,10 +293,11 @@ def _exceptions_allowed(members: Sequence[str]) -> int:
     Each is named in the label ("from every state in the box but …"), so a few stay
     readable: one in a box of four to seven states, two from eight, three from twelve,
     and in a large box (the overview's tool block, every dialect's positions) one in
-    eight, which names each position where a bare block ends complete.
+    six, which names each position where a bare block ends complete (the long tail's
+    close-less formats, Granite's, Apertus's, Phi-4's, xLAM's, ..., are sixteen of 126).
     A box of fewer than four has none: there the separate edges read as easily.
     """
-    return min(max(3, len(members) // 8), len(members) // 4)
+    return min(max(3, len(members) // 6), len(members) // 4)
 
 
 def _collapse(edges: list[Edge], clusters: list[Cluster], rows: list[Row], chars: Sequence[str]) -> list[Edge]:
@@ -640,6 +642,19 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
     With ``marks`` (a trace), fired edges carry their counts; ``path_only`` draws only
     the states the trace visited and the edges it fired, small enough for a screen.
     """
+    if marks is None and not path_only:
+        return _render_plain(view)
+    return _render(view, marks, path_only)
+
+
+@functools.lru_cache(maxsize=64)
+def _render_plain(view: View) -> str:
+    # (Deterministic, and asked again by generate, check and the index for one view:
+    # with every dialect's view, rendering them again was most of a check's time.)
+    return _render(view, None, False)
+
+
+def _render(view: View, marks: Marks | None, path_only: bool) -> str:
     m = view.machine
     decl = m.decl
     states, rows, _machine = read_machine(decl)
@@ -849,6 +864,8 @@ HOW_TO_READ: tuple[tuple[str, str], ...] = (
     ("red", "the block is released as text, with a Diagnostic"),
     ("box edge", "an edge from a box's border leaves every state in it, but those it names"),
     ("◇ fork", "an opener several dialects share: what follows it decides the dialect"),
+    ("[home:s] → s", "a block or shared opener begun in reasoning state s ends back in s: each edge that ends "
+                     "one into text (or binds a fork) has such a twin, tried first, not drawn"),
 )
 
 

@@ -5,7 +5,8 @@ Both ``callsieve diagram`` (:mod:`callsieve.tools.diagrams`) and traces
 there is no import cycle between them. It holds:
 
 * :func:`read_machine`: the transitions of a fresh ``GraphMachine`` (graphviz engine)
-  built from the declaration, as rows in the order their guards are tried;
+  built from the declaration, as rows in the order their guards are tried (but the
+  twins that end a block begun in reasoning back there, :func:`home_twin`);
 * :class:`Names`: how a guard is shown to a person, read off the composed
   :class:`~callsieve.machine.Machine` (``hits``, ``listens``, ``forks``), never parsed
   from a guard's spelling beyond its documented prefix;
@@ -72,10 +73,23 @@ def read_machine(decl: Declaration) -> tuple[list[str], list[Row], Any]:
                     raise ValueError(f"{source} --{trigger}-->: negated conditions are not drawn")
                 guards = tuple(str(c.func) for c in tr.conditions)
                 dest = str(tr.dest) if tr.dest is not None else source
-                rows.append(Row(source, str(trigger), index, dest, guards, tuple(str(a) for a in tr.before), not blocked))
+                actions = tuple(str(a) for a in tr.before)
+                if home_twin(dest, guards, actions):
+                    continue
+                rows.append(Row(source, str(trigger), index, dest, guards, actions, not blocked))
                 blocked = blocked or not guards
     rows.sort(key=lambda r: (order[r.source], trig_order.get(r.trigger, len(trig_order)), r.trigger, r.index))
     return states, rows, machine
+
+
+def home_twin(dest: str, guards: Guards, actions: tuple[str, ...]) -> bool:
+    """A row that ends a block (or a shared opener) begun in reasoning back in that
+    reasoning state, guarded last by ``home:STATE``: the composer's ``_back_home`` twin
+    of a row into ``text``, tried before it, or a fork's ``fork_to_reasoning`` beside
+    its binding row (a dialect whose calls are not read in reasoning gives the opener
+    back). Not drawn: one per row that ends a block, they would double the tool
+    block's edges; the legend says so (``[home:s] → s``)."""
+    return bool(guards) and guards[-1] == f"home:{dest}"
 
 
 # ---------------------------------------------------------------------------- views
@@ -237,6 +251,11 @@ class Names:
 # --------------------------------------------------------------------------- labels
 
 
+def _added_class(trigger: str) -> bool:
+    """A character class the composer added for one start character (``u0066``)."""
+    return len(trigger) >= 5 and trigger[0] == "u" and all(c in "0123456789abcdef" for c in trigger[1:])
+
+
 def triggers_label(triggers: Iterable[str], chars: Sequence[str] = BASE_CHAR_TRIGGERS) -> str:
     """``*``, ``* − lt|tick``, ``ws|nl``, ``eof``: the shortest honest spelling.
 
@@ -244,16 +263,26 @@ def triggers_label(triggers: Iterable[str], chars: Sequence[str] = BASE_CHAR_TRI
     that ``*`` means every class of that machine.
     """
     s = set(triggers)
+    added = [t for t in chars if t not in BASE_CHAR_TRIGGERS and _added_class(t)]
+    # A class a machine adds for a start character outside the base classes (``u0066``
+    # for Phi-4's ``functools``) is "any other character" wherever a rule names
+    # ``other``: there it goes with ``other``, and only the added classes left out are
+    # named (``other − u003b``).
+    except_added: list[str] = []
+    if "other" in s and any(t in s for t in added):
+        except_added = [t for t in added if t not in s]
+        chars = [t for t in chars if t not in added]
+        s = {t for t in s if t not in added}
     listed = [t for t in chars if t in s]
     parts: list[str] = []
     if listed:
         missing = [t for t in chars if t not in s]
         if not missing:
-            parts.append("*")
+            parts.append("* − " + "|".join(except_added) if except_added else "*")
         elif len("* − " + "|".join(missing)) < len("|".join(listed)):
-            parts.append("* − " + "|".join(missing))
+            parts.append("* − " + "|".join(missing + except_added))
         else:
-            parts.append("|".join(listed))
+            parts.append("|".join(listed) + (" − " + "|".join(except_added) if except_added else ""))
     parts += [t for t in (EOF_TRIGGER, OVERFLOW) if t in s]
     parts += sorted(t for t in s if t not in chars and t not in (EOF_TRIGGER, OVERFLOW))
     return ", ".join(parts)
