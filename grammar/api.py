@@ -102,6 +102,10 @@ every time it is used, and ``Sieve(strict=True)`` composes the machine without a
                                     another reading of a captured name, taken only
                                     when it names a known tool and the capture's own
                                     reading does not (Kimi ids like ``functionsexec5``)
+    Capture(..., loose=Variant(pattern, examples, code))
+                                    text the capture's pattern (the format) does not
+                                    read, read by this one with its Diagnostic (Kimi
+                                    ids other than ``functions.NAME:IDX``)
     Call(..., repeated=CODE)        a parameter given again, whose schema (``tools=``)
                                     allows an array, collects its values into one
                                     (ds2api's ``appendMarkupValue``)
@@ -332,6 +336,10 @@ class Capture:
     #: ``name`` group, examples, a code), tried only with ``tools=`` given when the
     #: pattern's name is no known tool: a variant's name must be a known tool.
     variants: tuple["Variant", ...] = ()
+    #: Tolerance: text the pattern (the format) does not read, read by this pattern
+    #: instead, with a Diagnostic of its code (then, with ``tools=``, ``variants`` as
+    #: for the pattern's own reading). Left out under strict.
+    loose: "Variant | None" = None
     region: ClassVar[str] = "capture"
     entry: ClassVar[str] = "in_capture"
     begin: ClassVar[str] = "capture_begin"
@@ -1040,7 +1048,7 @@ def validate(dialect: Dialect) -> None:
                 regex.compile(n.pattern)
             except regex.error as e:
                 raise GrammarError(f"dialect {dialect.name}: capture pattern {n.pattern!r} does not compile: {e}") from None
-            for v in n.variants:
+            for v in n.variants + ((n.loose,) if n.loose is not None else ()):
                 _check_naming_variant(dialect, "capture variant", v, whole=True)
         if isinstance(n, Block) and n.decide is not None:
             d = n.decide

@@ -594,17 +594,60 @@ def test_kimi_call_ids_written_otherwise_name_a_known_tool(wire: str, name: str)
         assert (got, args) == (name, {"a": 1})
         assert [e.id for e in events if isinstance(e, callsieve.ToolCall)] == [wire]
         assert codes(events) == ([] if wire.startswith("functions.") else ["call_id_variant"])
+    # strict: an id that is not functions.NAME:IDX names nothing (the block is text)
     strict = run([doc], tools=KIMI_TOOLS, strict=True)
-    assert calls(strict)[0][0] == ("exec" if wire.startswith("functions.") else wire)
-    # without a schema nothing says which reading is right: the id's name as written
-    assert calls(run([doc]))[0][0] == ("exec" if wire.startswith("functions.") else wire)
+    assert calls(strict) == ([("exec", {"a": 1})] if wire.startswith("functions.") else [])
+    # without a schema nothing says which reading is right: the id's name as written,
+    # and a Diagnostic that the id was not the format's (issue 23)
+    plain = run([doc])
+    assert calls(plain)[0][0] == ("exec" if wire.startswith("functions.") else wire)
+    assert codes(plain) == ([] if wire.startswith("functions.") else ["call_id_as_written"])
 
 
 def test_a_kimi_id_whose_other_reading_names_no_known_tool_stays_as_written() -> None:
     doc = ("<|tool_calls_section_begin|><|tool_call_begin|>functionsnope5<|tool_call_argument_begin|>"
            "{}<|tool_call_end|><|tool_calls_section_end|>")
     events = run([doc], tools=KIMI_TOOLS)
-    assert calls(events) == [("functionsnope5", {})] and codes(events) == ["unknown_tool"]
+    assert calls(events) == [("functionsnope5", {})] and codes(events) == ["call_id_as_written", "unknown_tool"]
+
+
+KIMI_ID = ("<|tool_calls_section_begin|><|tool_call_begin|>{wire}<|tool_call_argument_begin|>"
+           '{{"a": 1}}<|tool_call_end|><|tool_calls_section_end|>')
+
+
+@pytest.mark.parametrize("runner", ["compiled", "reference"])
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("wire", ["0", " 12 ", "functions.0:1", "functions.:0", "7:2"])
+def test_a_kimi_id_that_holds_no_name_names_no_call(wire: str, strict: bool, runner: str) -> None:
+    """Issue 23: an id ``0`` made a call named "0". A name is never taken from what is
+    no name (digits alone): the block is no call, its markup text, with a Diagnostic."""
+    doc = KIMI_ID.format(wire=wire)
+    for size in (1, 4, len(doc)):
+        events = run(cut(doc, size), dialects=["kimi_k2"], strict=strict, runner=runner)
+        assert calls(events) == [] and texts(events) == doc
+        assert codes(events) == ["malformed_block"]
+        assert not [e for e in events if isinstance(e, (callsieve.ToolCallStart, callsieve.ToolCallDelta))]
+
+
+@pytest.mark.parametrize("runner", ["compiled", "reference"])
+@pytest.mark.parametrize("wire, name", [("functions.get_weather", "get_weather"), ("get_weather", "get_weather"),
+                                        ("functionsexec5", "functionsexec5"), ("get_weather:3", None),
+                                        ("functions.mcp.read-file:7", None)])
+def test_a_kimi_id_outside_the_format_is_read_as_written_with_a_diagnostic(wire: str, name: str | None, runner: str) -> None:
+    """Issue 23: ids other than ``functions.NAME:IDX`` (``NAME:IDX``, as SGLang and vLLM
+    read it, included) were accepted silently; now with ``call_id_as_written``; under
+    strict they make no call."""
+    doc = KIMI_ID.format(wire=wire)
+    for size in (1, 4, len(doc)):
+        events = run(cut(doc, size), dialects=["kimi_k2"], runner=runner)
+        ((got, args),) = calls(events)
+        assert args == {"a": 1} and [e.id for e in events if isinstance(e, callsieve.ToolCall)] == [wire]
+        if name is None:  # the format
+            assert codes(events) == [] and got == wire.rsplit(":", 1)[0].removeprefix("functions.")
+        else:
+            assert (got, codes(events)) == (name, ["call_id_as_written"])
+    strict = run([doc], dialects=["kimi_k2"], strict=True, runner=runner)
+    assert len(calls(strict)) == (1 if name is None else 0)
 
 
 # ---------------------------------------------------------------- gateway XML without <tool_calls>

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import json
+import re
 
 from callsieve.native import mypyc_attr, trait
 from callsieve.accum import Pieces
@@ -78,6 +79,9 @@ class Call:
     #: arguments not held twice (issue 13, item 5): key → the span of the block's raw
     #: text that is its value, cut when the block is emitted
     spans: dict[str, tuple[int, int]] | None = None
+    #: keys whose values are raw text (a value grammar's ``Raw``): a markup close may
+    #: have cut one short, so each is checked for a heredoc that never ends (None: none)
+    raw_keys: list[str] | None = None
     #: Why the call is refused though its block stands ("" while it is a call): a value
     #: grammar read it to its end and found it no call (a name where a literal must be).
     #: It is released alone, with a Diagnostic; the block's other calls stand.
@@ -106,6 +110,11 @@ class Block:
     #: after_close: the close tag and the spaces after it, until what follows decides
     held: list[str] = field(default_factory=list)
     cdata_held: str = ""
+    #: CDATA sections opened inside the open one and not closed yet (a model that
+    #: wraps XML holding CDATA in CDATA nests them), and the last characters of its
+    #: data (where a ``<![CDATA[`` split between pieces is found)
+    cdata_depth: int = 0
+    cdata_tail: str = ""
     json_depth: int = 0
     #: a parameter's key read before its value opens (``Param.between``: GLM ``<arg_key>``)
     key: str = ""
@@ -602,6 +611,16 @@ class BlockModel(TagModel):
                     if key in c.args:
                         c.args[key] = raw[start:end]
                 c.spans = None
+            if c.raw_keys is not None:
+                for key in c.raw_keys:
+                    v = c.args.get(key)
+                    if isinstance(v, str) and "<<" in v:
+                        word = unterminated_heredoc(v)
+                        if word:
+                            b.tolerated.append(Diagnostic(
+                                "unterminated_heredoc", f"call {c.name!r}: the value of {key!r} opens a heredoc "
+                                f"(<<{word}) whose {word} line never comes: markup inside it may have ended the value "
+                                "early", b.start))
         tail = ""
         if not b.closed:
             # Spaces after the last markup of a block that ends where its grammar stops
@@ -789,6 +808,35 @@ class BlockModel(TagModel):
         if b.param is not None:
             b.param.decoded = None
             b.param.raw_value = None
+
+
+#: A shell heredoc's opener: ``<<WORD``, ``<<-WORD``, ``<< 'WORD'`` (not ``<<<``); an
+#: unquoted word in capitals only (``cout << endl`` is no heredoc).
+_HEREDOC = re.compile(r"""(?<!<)<<(-?)[ \t]*(?:(['"])([^'"\s]{1,64})\2|\\?([A-Z_][A-Z0-9_]{0,63})\b)(?!<)""")
+
+
+def unterminated_heredoc(value: str) -> str:
+    """The word of the first heredoc in ``value`` whose closing line never comes ("" if
+    none): a raw value cut by a markup close that stood inside its heredoc (issue 23)
+    is a shell command that would run cut, so it is said."""
+    openers = list(_HEREDOC.finditer(value))
+    if not openers:
+        return ""
+    # Where each line (and each line without its leading tabs, for ``<<-``) last
+    # begins: one pass, however many heredocs the value opens.
+    last: dict[str, int] = {}
+    last_tabbed: dict[str, int] = {}
+    at = 0
+    for line in value.split("\n"):
+        text = line.rstrip(" \t")
+        last[text] = at
+        last_tabbed[text.lstrip("\t")] = at
+        at += len(line) + 1
+    for m in openers:
+        word = m.group(3) or m.group(4)
+        if (last_tabbed if m.group(1) else last).get(word, -1) <= m.end():
+            return word
+    return ""
 
 
 def _segments(calls: list[Call], kept: list[bool], total: int) -> list[tuple[Call, int, int]]:

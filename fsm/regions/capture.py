@@ -63,6 +63,11 @@ class CaptureModel(BlockModel):
         b = self._block()
         m = regex.fullmatch(body.pattern, self.captured)
         self.capture_leaf = None
+        loose = ""
+        if m is None and body.loose is not None and not self.cfg.strict:
+            # Tolerance (``Capture(loose=)``): text the format does not read, read otherwise.
+            m = regex.fullmatch(body.loose.pattern, self.captured)
+            loose = body.loose.code
         if m is None:
             b.malformed_reason = f"{self.captured[:60]!r} is not {body.label} ({body.pattern})"
             return
@@ -84,7 +89,10 @@ class CaptureModel(BlockModel):
                 if other in tools:
                     self.tolerate(v.code, f"{self.captured.strip()!r} read as a call to {other!r} (a known tool)", b.start)
                     name = other
+                    loose = ""
                     break
+        if loose:
+            self.tolerate(loose, f"{self.captured.strip()!r} is not {body.label}; read as a call to {name!r}", b.start)
         if name:
             self.name_call(call, name)
 

@@ -181,6 +181,14 @@ class ValueModel(BlockModel):
     def _value(self, s: str, cdata: bool = False) -> None:
         b = self.block
         assert b is not None and b.param is not None
+        if cdata and not self.cfg.strict:
+            # Nested CDATA (tolerated): a ``<![CDATA[`` inside a section opens one its
+            # ``]]>`` closes as data (``cdata_nested``). (It cannot overlap itself, so
+            # counting it in the last 8 characters and this piece counts each once.)
+            seen = b.cdata_tail + s
+            if "<![CDATA[" in seen:
+                b.cdata_depth += seen.count("<![CDATA[")
+            b.cdata_tail = seen[-8:]
         if b.spilled:
             return
         p = b.param
@@ -452,6 +460,10 @@ class ValueModel(BlockModel):
             return
         if problem:
             call.problem(f"{call.name}.{p.name}: {problem}")
+        if not p.json and isinstance(value, str):
+            if call.raw_keys is None:
+                call.raw_keys = []
+            call.raw_keys.append(p.name)
         if p.name in call.args:
             b.malformed_reason = b.malformed_reason or f"parameter {p.name!r} given twice in call {call.name!r}"
         call.args[p.name] = value
