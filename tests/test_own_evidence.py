@@ -1,6 +1,10 @@
 """Issue 23's findings, one example test each, whole and chunked, on both runners,
-strict and lenient: harmony's ``<|end|>`` ending a recipient message, nested CDATA, a
-heredoc cut by a markup close.
+strict and lenient: a tolerance's evidence is its own markup (a construct read only by
+a tolerance ends where a real opener of any enabled dialect begins; GLM's value opener
+assumed left out is not swallowed when it is there), harmony's ``<|end|>`` ending a
+recipient message, nested CDATA, a heredoc cut by a markup close, and the rest of a
+block given up part-way (never text once its calls streamed, or under
+``on_malformed="drop"``).
 
 Every test also checks *shown once* (``assert_shown_once``): the raw of the events is
 the input, each streamed call ends once, and none of its markup is text."""
@@ -48,6 +52,77 @@ def abandoned(events: list[callsieve.Event]) -> list[str]:
 def tools(*names: str) -> list[dict[str, Any]]:
     props = {"path": {"type": "string"}, "content": {"type": "string"}}
     return [{"type": "function", "function": {"name": n, "parameters": {"type": "object", "properties": props}}} for n in names]
+
+
+# ---------------------------------------------------------------- a tolerance ends at a real opener
+READ = {"path": "a"}
+WRAPPERLESS = {
+    # (dialect, the tolerated construct (a call without its block), the real block after it)
+    "qwen3_coder": ("<function=write_file><parameter=path>notes.txt</parameter><parameter=content>draft\n",
+                    "<tool_call>\n<function=read_file>\n<parameter=path>\na\n</parameter>\n</function>\n</tool_call>"),
+    "xml": ('<invoke name="write_file"><parameter name="path">x</parameter> then ',
+            '<tool_calls><invoke name="read_file"><parameter name="path">a</parameter></invoke></tool_calls>'),
+    "dsml": ('<｜DSML｜invoke name="write_file"><｜DSML｜parameter name="path" string="true">x</｜DSML｜parameter> then ',
+             '<｜DSML｜tool_calls><｜DSML｜invoke name="read_file"><｜DSML｜parameter name="path" string="true">a'
+             '</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>'),
+}
+
+
+@pytest.mark.parametrize("with_tools", [False, True])
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("dialect", sorted(WRAPPERLESS))
+def test_a_call_without_its_block_ends_where_a_real_block_begins(dialect: str, strict: bool, with_tools: bool) -> None:
+    """Issue 23: ``missing_block_open`` read over the real block after it, and its close
+    as evidence: a ``write_file`` made of prose ran and ``read_file`` was lost. The
+    tolerated construct ends at the real opener; it is no call (text, or abandoned if
+    it had streamed); the real block is its own call. Under strict nothing is
+    tolerated: the same one call."""
+    tolerated, real = WRAPPERLESS[dialect]
+    doc = "To save it I would write " + tolerated + real + " ok"
+    kw: dict[str, Any] = {"strict": strict, "tools": tools("read_file", "write_file") if with_tools else None}
+    for events in each(doc, **kw):
+        assert calls(events) == [("read_file", READ)]
+        assert texts(events).startswith("To save it I would write ") and texts(events).endswith(" ok")
+        assert "missing_block_open" not in codes(events)
+        # the tolerated markup went back as text or on an abandoned call, whole
+        assert tolerated in texts(events) + "".join(abandoned(events))
+
+
+@pytest.mark.parametrize("dialect", sorted(WRAPPERLESS))
+def test_a_call_without_its_block_still_stands_on_its_own_markup(dialect: str) -> None:
+    """The rule takes nothing from the tolerance when its evidence is its own: the same
+    construct closed, with the real block after it, is two calls."""
+    doc = {
+        "qwen3_coder": "I would <function=write_file>\n<parameter=path>\nn\n</parameter>\n</function>\n",
+        "xml": '<invoke name="write_file"><parameter name="path">n</parameter></invoke></tool_calls>\n',  # (its evidence)
+        "dsml": '<｜DSML｜invoke name="write_file"><｜DSML｜parameter name="path" string="true">n</｜DSML｜parameter>'
+                '</｜DSML｜invoke>\n',
+    }[dialect] + WRAPPERLESS[dialect][1]
+    for events in each(doc, tools=tools("read_file", "write_file")):
+        assert calls(events) == [("write_file", {"path": "n"}), ("read_file", READ)]
+        assert codes(events) == ["missing_block_open"]
+    for events in each(doc, tools=tools("read_file", "write_file"), strict=True):
+        assert calls(events) == [("read_file", READ)]
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_glm_value_opener_that_is_there_is_not_swallowed(strict: bool) -> None:
+    """Issue 23: ``</arg_key>x<arg_value>v`` gave the value ``x<arg_value>v`` (the
+    opener assumed left out, then read as data). Text stands between the key and the
+    opener: the block is malformed, its call abandoned."""
+    doc = "<tool_call>f<arg_key>k</arg_key>x<arg_value>v</arg_value></tool_call>"
+    for events in each(doc, dialects=["glm45"], strict=strict):
+        assert calls(events) == [] and texts(events) == ""
+        assert codes(events) == ["malformed_block"]
+        assert abandoned(events) == [doc]
+
+
+def test_glm_value_opener_left_out_is_still_tolerated() -> None:
+    doc = "<tool_call>f<arg_key>k</arg_key>v</arg_value></tool_call>"
+    for events in each(doc, dialects=["glm45"]):
+        assert calls(events) == [("f", {"k": "v"})] and codes(events) == ["missing_value_open"]
+    for events in each(doc, dialects=["glm45"], strict=True):
+        assert calls(events) == [] and codes(events) == ["malformed_block"]
 
 
 # ---------------------------------------------------------------- harmony: <|end|> for <|call|>
@@ -103,3 +178,34 @@ def test_a_closed_heredoc_or_a_shift_is_no_diagnostic(cmd: str) -> None:
     doc = HEREDOC.replace("cat <<EOF > a.py\nprint(1)", cmd)
     events = run([doc], dialects=["qwen3_coder"])
     assert calls(events) == [("bash", {"cmd": cmd})] and codes(events) == []
+
+
+# ---------------------------------------------------------------- the rest of a block given up part-way
+BROKEN = 'A <tool_call>{"name": "f", "arguments": {"a": 1}} junk {"b": 2}}</tool_call> B'
+
+
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("policy", ["text", "drop"])
+def test_the_rest_of_a_block_given_up_is_never_text(policy: str, strict: bool) -> None:
+    """Issue 23: with ``on_malformed="drop"`` (and for a block whose call streamed) what
+    followed the failure up to the block's close reached Text. It is the block's markup:
+    on its abandoned call, to the close."""
+    for events in each(BROKEN, dialects=["hermes"], on_malformed=policy, strict=strict):
+        assert calls(events) == [] and texts(events) == "A  B"
+        assert abandoned(events) == [BROKEN[2:-2]]
+        assert codes(events) == ["malformed_block"]
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_block_given_up_whose_close_never_comes_ends_where_it_failed(strict: bool) -> None:
+    """Without its close before a real opener (or the end), a block read on after
+    failing ends where it failed: what followed is prose again, and the next block its
+    own call."""
+    doc = 'A <tool_call>{"name": "f", "arguments": {"a": 1} junk <tool_call>{"name": "g", "arguments": {}}</tool_call> B'
+    for events in each(doc, dialects=["hermes"], strict=strict):
+        assert calls(events) == [("g", {})] and texts(events) == "A junk  B"
+        assert abandoned(events) == ['<tool_call>{"name": "f", "arguments": {"a": 1} ']
+    cut = 'A <tool_call>{"name": "f", "arguments": {"a": 1} junk and more'
+    for events in each(cut, dialects=["hermes"], strict=strict):
+        assert calls(events) == [] and texts(events) == "A junk and more"
+        assert codes(events) == ["malformed_block"]

@@ -13,7 +13,7 @@ from hypothesis import given, strategies as st
 
 import callsieve
 from callsieve.events import merged
-from strategies import PROSE, call_of, chunks, run, calls, texts, codes, released
+from strategies import PROSE, call_of, chunks, run, calls, texts, codes, quotes_an_opener, released
 from callsieve.grammar import REGISTRY
 
 
@@ -315,6 +315,10 @@ def test_dropping_a_tolerated_qwen3_coder_marker_keeps_the_calls_and_says_so(dat
                      if not v.endswith("</parameter>") and "<tool_call>" not in v and "<function=" not in v]
         if k == victim and drop == "param" and not droppable:
             drop = "open"
+        if k == victim and drop != "param" and any(quotes_an_opener(v) for _key, v, _j in params):
+            # A call without its wrapper ends where a real opener begins (issue 23): a
+            # value quoting <tool_call> keeps its call only with the wrapper.
+            drop = "param" if droppable else ""
         at = data.draw(st.sampled_from(droppable)) if droppable else 0
         pieces.append(_qwen(name, params, drop if k == victim else "", at))
         expected.append((name, args))
@@ -326,11 +330,11 @@ def test_dropping_a_tolerated_qwen3_coder_marker_keeps_the_calls_and_says_so(dat
         events = run(data.draw(chunks(doc)), **kw)
         assert calls(events) == expected
         assert texts(events) == "".join(text)
-        assert codes(events) == [QWEN_CODE[drop]]
+        assert codes(events) == ([QWEN_CODE[drop]] if drop else [])
         assert "".join(e.raw for e in events) == doc
         deltas_match(events)
     strict = run([doc], strict=True)
-    assert calls(strict) != expected or codes(strict)
+    assert calls(strict) != expected or codes(strict) or not drop
 
 
 def _dsml(calls_: list[tuple[str, list[tuple[str, str, bool]]]], drop: str, at: int) -> str:
@@ -358,6 +362,8 @@ def test_dropping_a_tolerated_dsml_marker_keeps_the_calls_and_says_so(data: st.D
     drop = data.draw(st.sampled_from(["open", "both", "invoke", "lt"]))
     drawn = data.draw(st.lists(call_of(DSML), min_size=1, max_size=3))
     at = data.draw(st.integers(0, len(drawn) - 1))
+    if drop in ("open", "both") and any(quotes_an_opener(v) for _n, p, _a in drawn for _k, v, _j in p):
+        drop = "invoke"  # (invokes without their block end where a real opener begins: issue 23)
     before, after = data.draw(DOT_PROSE), data.draw(DOT_PROSE)
     doc = before + "\n\n" + _dsml([(n, p) for n, p, _ in drawn], drop, at) + after
     events = run(data.draw(chunks(doc)))

@@ -65,6 +65,9 @@ class Param:
     raw_fed: int = 0
     #: the value is JSON (its body is a ``JsonValue``), not raw text
     json: bool = False
+    #: its opener was assumed left out (``Opt(missing=)``): the opener read in it after
+    #: all makes the block malformed (``opener_after_text``)
+    open_missing: bool = False
 
 
 def chosen(specs: tuple[ValueSpec, ...], fields: dict[str, str]) -> ValueSpec:
@@ -97,10 +100,27 @@ class ValueModel(BlockModel):
         if not b.spilled:
             self.tolerate(code, f"the opener of the value of {b.key!r} was left out; the value begins at offset {at}", at)
         self._begin_value(spec, b.key, "", at)
+        if b.param is not None:
+            b.param.open_missing = True
         if self.tag:
             self.pushback = self.tag
             self.tag = ""
             self._tag_version += 1
+
+    def value_open_missing(self, ch: str) -> bool:
+        """The open value's opener was assumed left out (``imply_value_open``)."""
+        b = self.block
+        return b is not None and b.param is not None and b.param.open_missing
+
+    def opener_after_text(self, ch: str) -> None:
+        """The opener assumed left out stands in the value after all: what came before
+        it is no value but text between markers, and the tolerance had no evidence of
+        its own (``</arg_key>x<arg_value>v``): the block is malformed."""
+        b = self._block()
+        p = b.param
+        name = p.name if p is not None else ""
+        b.malformed_reason = b.malformed_reason or (
+            f"the opener {self.tag + ch!r} of the value of {name!r} stands after text; it was not left out")
 
     def _begin_value(self, spec: ValueSpec, name: str, tag: str, start: int) -> None:
         b = self.block
