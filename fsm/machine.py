@@ -38,10 +38,10 @@ Theory of operation
    returns the held text to the value.
 
 6. Shared openers: when enabled dialects' openers read the same text, the opener leads
-   to ``fork``, which decides by bounded lookahead against each dialect's FOLLOW of its
-   opener (or its block's ``decide`` pattern), binds a dialect once its lookahead has
-   matched whole and no other's may, and replays the held text in the chosen grammar
-   (``callsieve.regions.tag``).
+   to ``fork``, which decides by lookahead against what each dialect's grammar reads
+   after its opener (derived from its structure: ``tag.derive_decider``), binds a
+   dialect once its lookahead has matched whole and no other's may, and replays the
+   held text in the chosen grammar (``callsieve.regions.tag``).
 
 7. Table-driven: states, triggers, guards, actions, their order. Not table-driven: what
    a guard computes (marker matching in ``callsieve.matcher``) and what an action does
@@ -197,6 +197,8 @@ class _Composer:
         self.actions: dict[str, Callable[..., None]] = {}
         #: hit key → the one dialect a region's marker belongs to (rule 2 reads it)
         self.owner: dict[str, str] = {}
+        #: the block openers in prose, those that read the same text together
+        self.groups: list[list[tuple[Layout, Leaf]]] = []
         #: headers composed so far (each ranks its rows apart: ``header.header_region``)
         self.header_count = 0
         #: the enabled dialects' real openers and their messages' ends (``_real_openers``,
@@ -347,6 +349,7 @@ class _Composer:
                 owners = {d.name for d in self.dialects for x in d.reasoning if ls.marker in (x.open, x.close)}
                 if len(owners) == 1 and r.name == "reasoning":  # rule 2 counts it as that dialect's
                     self.owner[f"hit:{ls.origin}:{ls.marker.shown()}"] = owners.pop()
+        self.groups = self._opener_groups(layouts)
         for layout in layouts:
             self._dialect(layout)
             for h in layout.dialect.headers:
@@ -543,6 +546,7 @@ class _Composer:
                 if q.marker is not None:
                     self.structural("in_capture", q, layout, scope=lf.name, first=("end_capture",))
         self.scoped_entries.setdefault("in_capture", {}).setdefault(lf.name, [])
+        self._gives_way("in_capture", ("abort_block", "reprocess"), scope=lf.name)
         g = f"capture:{lf.name}"
         self.guards[g] = generated.capture_guard(lf.name)
         if body.end_chars:
@@ -550,8 +554,27 @@ class _Composer:
             for c in body.end_chars:
                 self.char_rows.append(("in_capture", c, after.name, ("end_capture_char",), g))
 
-    def _openers(self, layouts: tuple[Layout, ...]) -> None:
-        """Block openers in prose; those several dialects share become forks."""
+    def _gives_way(self, origin: str, actions: tuple[str, ...], scope: str | None = None) -> None:
+        """``origin`` (a capture, a message header: text that stands for markup) ends at
+        a block opener of any enabled dialect, where its markup is malformed: the
+        opener is read again where the block came from (``actions``; issue 22). One
+        entry for every opener and its tolerated spellings, but those ``origin`` already
+        listens for. Such states are stepped, never scanned in bulk (their text is
+        short), so rule 2 has nothing to protect there: the entry is ``prefixed``."""
+        if not self.groups:
+            return
+        have = self.scoped_entries.get(origin, {}).get(scope, []) if scope is not None else self.entries.get(origin, [])
+        here = [e.marker.pattern for e, _rows in have]
+        alts = [m for grp in self.groups for _l, o in grp if o.marker is not None
+                for m in tag.marker_spellings(o.marker, self.strict) if m.pattern not in here]
+        if not alts:
+            return
+        opener = Marker("|".join(f"(?:{tag.unnamed(m.pattern)})" for m in alts),
+                        tuple(ex for m in alts for ex in m.examples), "any dialect's block opener")
+        self.listen(origin, opener, [((), "text", actions)], scope=scope, prefixed=True)
+
+    def _opener_groups(self, layouts: tuple[Layout, ...]) -> list[list[tuple[Layout, Leaf]]]:
+        """Block openers in prose, those that read the same text together."""
         openers = [(layout, lf) for layout in layouts for lf in layout.openers if lf.spec.block.prose]
         groups: list[list[tuple[Layout, Leaf]]] = []
         for item in openers:
@@ -561,7 +584,11 @@ class _Composer:
                     break
             else:
                 groups.append([item])
-        for g in groups:
+        return groups
+
+    def _openers(self, layouts: tuple[Layout, ...]) -> None:
+        """Block openers in prose; those several dialects share become forks."""
+        for g in self.groups:
             for origin in ("text", *self._in_reasoning(g)):
                 first = ("reasoning_ends_at_call",) if origin != "text" else ()
                 if len(g) > 1:
@@ -597,6 +624,7 @@ class _Composer:
         parts = sorted({p for _m, p in h.starts} | {p for _m, p in h.parts})
         for p in parts:
             self.listen(header.part_state(h, p), h.end, rows, Act(lf, (), enter))
+            self._gives_way(header.part_state(h, p), ("header_gives_way", "reprocess"))
 
     def _in_reasoning(self, group: list[tuple[Layout, Leaf]]) -> tuple[str, ...]:
         """The reasoning states that listen for this opener: a tool-call block there is
@@ -616,35 +644,9 @@ class _Composer:
                 raise GrammarError(f"dialect {layout.dialect.name}: a bare block's first marker {lf.label()!r} is shared with another dialect")
             dest, enter = self.target(lf, layout)
             dests[layout.dialect.name] = dest
-            decide = lf.spec.block.decide
-            if decide is not None:
-                # (its variants: what a tolerated deviation writes after the opener)
-                firsts = [decide] + ([] if self.strict else [decide.as_variant(v) for v in decide.variants])
-            else:
-                firsts = []
-                for x in layout.after[lf.id].follow:
-                    if x.marker is not None:
-                        firsts.append(x.marker)
-                    elif x.body is not None and x.body.first:
-                        begins = x.body.first
-                        firsts.append(Marker("[" + re.escape(begins) + "]", tuple(begins), begins))
-                    else:
-                        raise GrammarError(
-                            f"dialect {layout.dialect.name}: its opener {lf.label()!r} is shared and what follows it "
-                            f"({x.label()}) cannot tell it apart: declare Block(decide=...)"
-                        )
-            decider = Matcher([Entry(f"decide:{m.shown()}", m) for m in firsts])
+            decider = tag.derive_decider(layout, lf, enter, self.strict, self._reads_space)
             cands.append(ForkCandidate(layout.dialect.name, lf.spec, decider, lf.marker, enter))
-        for i, a in enumerate(cands):
-            for b in cands[i + 1 :]:
-                for ea in a.decider.entries:
-                    for eb in b.decider.entries:
-                        if _cross_match(ea.marker, eb.marker):
-                            raise GrammarError(
-                                f"overlapping lookahead choices after the shared opener {group[0][1].label()!r}: "
-                                f"{' and '.join(sorted((a.dialect, b.dialect)))} both accept "
-                                f"{ea.marker.shown()!r}/{eb.marker.shown()!r} next"
-                            )
+        tag.check_deciders(tuple(cands), group[0][1].label())
         label = group[0][1].label()
         fork = Fork(label, tuple(cands))
         if not self.forks:
@@ -663,13 +665,17 @@ class _Composer:
             self.rules += on("fork", ALL, dest, "fork_bind", "reprocess", when=[gname], rank=RANK_HIT + self.fork_rows)
             self.fork_rows += 1
 
+    def _reads_space(self, state: str) -> bool:
+        """``state`` reads whitespace and stays (a JSON body's ``j_start``): a fork's
+        decider skips it before the body's first character."""
+        loops: set[str] = set()
+        for r in self.rules:
+            if isinstance(r, Rule) and r.source == state and r.dest == state and not r.guards:
+                loops.update(r.triggers.expand(tuple(CLASSES) + (OTHER,), ()))
+        return {"ws", "nl"} <= loops
+
     def _fork_listen(self, group: list[tuple[Layout, Leaf]], origin: str, first: tuple[str, ...], fork: Fork, label: str) -> None:
-        # One pattern for the shared opener; the dialects' own group names would repeat
-        # in it (``attrs``), and a fork reads no field of the opener: groups unnamed.
-        pattern = "|".join(f"(?:{re.sub(r'[(][?]P<[A-Za-z_][A-Za-z0-9_]*>', '(?:', lf.marker.pattern)})"
-                           for _l, lf in group if lf.marker is not None)
-        examples = tuple(ex for _l, lf in group if lf.marker is not None for ex in lf.marker.examples)
-        shared = Marker(pattern, examples, label)
+        shared = _shared_marker(group)
         self.listen(origin, shared, [((), "fork", first + ("fork_begin",))], fork, key=f"fork:{origin}:{label}")
 
     def _finish(self, layouts: tuple[Layout, ...]) -> Machine:
@@ -893,6 +899,18 @@ def _expand(rules: Iterable[Rule | Transition], triggers: tuple[str, ...], start
         for t in r.triggers.expand(triggers, start.get(r.source, ())):
             out.append(Transition(t, r.source, r.dest, r.guards, r.actions, r.rank))
     return out
+
+
+def _shared_marker(group: list[tuple[Layout, Leaf]]) -> Marker:
+    """One marker for the openers of ``group`` (a shared opener). The dialects' own group
+    names would repeat in one pattern (``attrs``), and nothing reads a field of it:
+    groups unnamed."""
+    if len(group) == 1 and group[0][1].marker is not None:
+        return group[0][1].marker
+    pattern = "|".join(f"(?:{re.sub(r'[(][?]P<[A-Za-z_][A-Za-z0-9_]*>', '(?:', lf.marker.pattern)})"
+                       for _l, lf in group if lf.marker is not None)
+    examples = tuple(ex for _l, lf in group if lf.marker is not None for ex in lf.marker.examples)
+    return Marker(pattern, examples, group[0][1].label())
 
 
 def _follow(layout: Layout, lf: Leaf) -> list[Leaf]:

@@ -31,12 +31,13 @@ parameter stays raw; without a schema a JSON object, array, number or boolean is
 decoded and everything else (``null`` and JSON strings included) stays a string.
 
 It shares ``<tool_call>`` with qwen3_coder and hermes; what follows the opener decides
-(spaces skipped): ``<function=…>`` is qwen3_coder, ``{`` is hermes, and a name followed
-by a line end, ``<arg_key>`` or ``</tool_call>`` is GLM (``NAME_AHEAD``). A GLM name
-beginning with ``<``, ``{``, ``[`` or a quote would be read as the others' (or as
-nothing); OpenAI function names are ``[a-zA-Z0-9_-]``, so none does. Since the whole
-name line must be there before GLM is chosen, prose that mentions the opener
-(``<tool_call> tags``) fails every lookahead at once and is prose again.
+(``callsieve.regions.tag``: each dialect's grammar, read as its states read it): after
+any whitespace, ``<function=…>`` is qwen3_coder and ``{`` is hermes; a name right after
+the opener, up to ``<arg_key>``, ``</tool_call>`` (or a tolerated ``</arg_value>``), is
+GLM. So the name's first character is never the ``<`` of qwen3_coder's ``<function=``,
+the ``{`` of a hermes body, nor a bracket or a quote (``NAME``); OpenAI function names
+are ``[a-zA-Z0-9_-]``, so none is refused. Prose that mentions the opener (``<tool_call>
+tags``) is refused by every grammar at once and is prose again.
 """
 
 from __future__ import annotations
@@ -64,24 +65,14 @@ ARG_VALUE = Marker(open_tag("arg_value"), ("<arg_value>",), "<arg_value>", varia
 ARG_VALUE_END = Marker(close_tag("arg_value"), ("</arg_value>",), "</arg_value>")
 
 #: The name, right after the opener, on its line (spaces after it are grammar; before
-#: it, they are prose mentioning the opener: ``<tool_call> and </tool_call>``). No
-#: backslash: one begins Ling 3's literal ``\n`` (``LITERAL_NEWLINE``).
-NAME = r"(?P<name>[^\s<>\uff1c\\]{1,128})\s*"
+#: it, they are prose mentioning the opener: ``<tool_call> and </tool_call>``). It does
+#: not begin with what begins another dialect's body after ``<tool_call>`` (a JSON
+#: object or array, a tag), nor with a quote: the fork reads this pattern to tell GLM
+#: apart, and what it accepts a GLM block accepts. No backslash: one begins Ling 3's
+#: literal ``\n`` (``LITERAL_NEWLINE``).
+NAME = r"(?P<name>[^\s<>\uff1c\uff1e{}\[\]\"'\\][^\s<>\uff1c\\]{0,127})\s*"
 #: A key: one line, no angle brackets (spaces around it are dropped).
 KEY = r"\s*(?P<name>[^\s<>\uff1c](?:[^<>\uff1c\n]{0,126}[^\s<>\uff1c])?)\s*"
-#: What follows ``<tool_call>`` in a GLM call (the fork's lookahead, spaces before it
-#: skipped): a name, beginning with a character that is never the ``<`` of
-#: qwen3_coder's ``<function=`` nor the ``{`` of a hermes body, up to its line end,
-#: ``<arg_key>`` or ``</tool_call>``. Prose after the opener (``<tool_call> tags``)
-#: fails it at its first space-then-word, and the opener is text again at once.
-_NAME_START = r"[^\s<>\uff1c\uff1e{}\[\]\"'][^\s<>\uff1c]{0,127}[ \t]{0,8}"
-NAME_AHEAD = Marker(
-    _NAME_START + "(?:\\n|" + ARG_KEY.pattern + "|" + TOOL_CALL_END.pattern + ")",
-    ("get_weather\n", "f<arg_key>", "get_time</tool_call>", "get_time </tool_call>"),
-    "NAME, then a line end or a marker",
-    # a zero-argument name followed by a stray </arg_value> (STRAY_VALUE_CLOSE)
-    variants=(Variant(_NAME_START + ARG_VALUE_END.pattern, ("get_time</arg_value>",), "stray_value_close"),),
-)
 
 #: Tolerated (GLM-5, fw-ai #119): ``</arg_value>`` after a zero-argument call's name
 #: (``<tool_call>get_time</arg_value></tool_call>``): a marker the format does not have,
@@ -111,7 +102,6 @@ BLOCK = Block(
         close=None,
     ),
     TOOL_CALL_END,
-    decide=NAME_AHEAD,
 )
 
 

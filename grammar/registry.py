@@ -12,6 +12,7 @@ from callsieve.grammar import (
     deepseek,
     dsml,
     ernie45,
+    gemma4,
     gigachat3,
     glm45,
     granite,
@@ -27,6 +28,7 @@ from callsieve.grammar import (
     minimax_m2,
     mistral,
     nemotron,
+    olmo3,
     qwen3_coder,
     seed_oss,
     step3,
@@ -43,7 +45,8 @@ REGISTRY: dict[str, Dialect] = {
         # the long tail (dialects-long-tail.md)
         granite.DIALECT, granite.DIALECT_20B, nemotron.DIALECT, cohere_command.DIALECT, seed_oss.DIALECT,
         internlm.DIALECT, hunyuan.DIALECT, step3.DIALECT, longcat.DIALECT, gigachat3.DIALECT, inkling.DIALECT,
-        kimi_k3.DIALECT, apertus.DIALECT, lfm2.DIALECT, ernie45.DIALECT,
+        kimi_k3.DIALECT, apertus.DIALECT, lfm2.DIALECT, ernie45.DIALECT, olmo3.DIALECT,
+        gemma4.DIALECT,
     )
 }
 #: The built-in names; ``Sieve()`` (dialects=None) enables these, not registered extras.
@@ -114,6 +117,8 @@ ALIASES: dict[str, str] = {
     "kimik3": "kimi_k3",
     # Apertus (vLLM apertus, SGLang apertus2509)
     "apertus2509": "apertus",
+    # vLLM registers functiongemma beside gemma4 (its file was not read for the reference)
+    "functiongemma": "gemma4",
 }
 _checked: set[Dialect] = set()
 

@@ -222,12 +222,19 @@ def raw_value(d: Dialect) -> st.SearchStrategy[str]:
     return _raw_value(d)
 
 
+#: Dialects whose argument syntax has no null (Gemma 4's bare ``null`` is the string).
+NO_NULL = {"gemma4"}
+#: Dialects whose string arguments are written raw between delimiters, with no escapes
+#: (so a string can hold anything but its delimiter): the delimiter.
+RAW_STRING_DELIMITER = {"gemma4": '<|"|>'}
+
+
 @_per_dialect
 def json_value(d: Dialect) -> st.SearchStrategy[Any]:
     leaf = st.one_of(
         st.integers(-1000, 1000),
         st.booleans(),
-        st.none(),
+        st.nothing() if d.name in NO_NULL else st.none(),
         st.sampled_from(close_literals(d) + ["a", "</tool_call>", "<b>"]),
         SAFE_VALUE,
     )

@@ -298,3 +298,52 @@ def test_naive_reference_finds_the_same_calls_when_fed_whole() -> None:
         n.feed(text)
         n.close()
         assert [name for name, _ in n.calls] == [c.name for c in callsieve.parse(text, w.dialects).calls], w.name
+
+
+def test_whole_response_yardsticks_read_what_the_sieve_reads() -> None:
+    """The regex pass a many-calls workload is measured against finds the sieve's calls
+    (names and arguments) and its visible text: otherwise its speed would be no yardstick."""
+    from callsieve.tools.bench_whole import regex_pass
+
+    picked = [w for w in WORKLOADS if w.whole_ref == "regex" and available(w, callsieve.DIALECTS)]
+    assert {w.name for w in picked} >= {"many_calls", "many_calls_hermes"}
+    for w in picked:
+        text = w.build(SIZE, 1)
+        parsed = callsieve.parse(text, w.dialects)
+        visible, calls = regex_pass(w.dialects[0])(text)
+        assert len(calls) > 20, w.name
+        assert calls == [(c.name, c.arguments) for c in parsed.calls], w.name
+        assert visible == parsed.text, w.name
+
+
+def test_the_regex_pass_would_see_a_wrong_call() -> None:
+    """The check above can fail: a call the regex pass reads differently is told apart."""
+    from callsieve.tools.bench_whole import regex_pass
+
+    w = next(w for w in WORKLOADS if w.name == "many_calls")
+    text = w.build(2_000, 1)
+    _visible, calls = regex_pass("qwen3_coder")(text.replace("<parameter=path>", "<parameter=paht>", 1))
+    assert calls != [(c.name, c.arguments) for c in callsieve.parse(text, w.dialects).calls]
+
+
+def test_bench_reports_the_whole_response_yardsticks(report: dict[str, Any]) -> None:
+    """Fed whole, many small calls are set against one regex pass, and prose with one
+    call against a bare str.find, in the same rounds; the targets read those ratios."""
+    by_name = {w["name"]: w for w in report["workloads"]}
+    for name, kind in (("many_calls", "regex"), ("many_calls_hermes", "regex"), ("prose_call", "find")):
+        if by_name[name]["status"] != "ok":
+            continue
+        whole = next(m for m in by_name[name]["modes"] if m["mode"] == "whole")
+        ref = whole["reference"]
+        assert ref["kind"] == kind and ref["cpu_seconds"] > 0
+        assert ref["x"] == pytest.approx(ref["cpu_seconds"] / whole["cpu_seconds"])
+        if kind == "regex":
+            assert by_name[name]["check"]["reference_calls_match"] is True
+            assert by_name[name]["check"]["reference_text_match"] is True
+    names = {t["name"]: t for t in report["targets"]}
+    t = names["many_calls_hermes, fed whole: speed ÷ one regex pass's"]
+    assert t["limit"] == 0.25 and t["higher_is_better"]
+    t = names["prose_call, fed whole: time ÷ a bare str.find's"]
+    assert t["limit"] == 20 and not t["higher_is_better"]
+    tokens = [m for w in report["workloads"] for m in w["modes"] if m["mode"] != "whole"]
+    assert all(m["reference"] is None for m in tokens)

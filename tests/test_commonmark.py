@@ -199,12 +199,18 @@ def after_released_ticks(doc: str, pieces: list[str]) -> set[str]:
     """Probes that stand after a block released as text whose raw holds a backtick or a
     tilde: callsieve does not read a released block again for Markdown (docs/commonmark.md),
     so a fence or span it would open opens nothing. The same stream is run
-    with ``on_malformed="drop"`` to see each released block's raw on its Diagnostic."""
+    with ``on_malformed="drop"`` to see each released block's raw on its Diagnostic (or,
+    where calls of it had been streamed, on their ``ToolCallAbandoned`` events)."""
     start = None
+    at = 0  # where the next event's raw begins
     for e in run(pieces, on_malformed="drop"):
         if isinstance(e, callsieve.Diagnostic) and e.code in RELEASED and ("`" in e.raw or "~" in e.raw):
             start = e.offset
             break
+        if isinstance(e, callsieve.ToolCallAbandoned) and ("`" in e.raw or "~" in e.raw):
+            start = at
+            break
+        at += len(e.raw)
     if start is None:
         return set()
     return {m.group() for m in PROBE.finditer(doc) if m.start() > start}
@@ -223,23 +229,40 @@ def test_what_commonmark_renders_as_code_is_never_a_call(data: st.DataObject) ->
     assert not wrong, (doc, sorted(wrong))
 
 
-# Found by the deep run (issue 12 item 7): "```" is taken for a GLM call's name, the block
-# reads on and turns out malformed, and is released as text with its fence line in it.
-# CommonMark reads that line as a fence (after the indented code line above it), so the
-# rest of the document is code; callsieve reads the released block as no Markdown at all,
-# so the span on the last lines closes before probe3, which runs. A limitation (docs/commonmark.md):
-# strict, so that a fix shows here.
-RELEASED_FENCE = ("    ```<tool_call>\n  ```\n\n `" + '<tool_calls><invoke name="probe1"></invoke></tool_calls>'
-                  + " `\nsee see see `" + '<tool_calls><invoke name="probe2"></invoke></tool_calls>'
-                  + "\n    ` and " + '<tool_calls><invoke name="probe3"></invoke></tool_calls>')
+# Found by the deep run (issue 12 item 7): "```" was taken for a GLM call's name, the
+# block read on, turned out malformed and was released as text with its fence line in
+# it; CommonMark reads that line as a fence, so probe1..3 are code. Since the fork reads
+# what follows <tool_call> as each dialect's grammar does (issue 22), no grammar takes
+# "\n  ```" there: the opener alone is released and the fence line is read as one.
+GLM_FENCE = ("    ```<tool_call>\n  ```\n\n `" + '<tool_calls><invoke name="probe1"></invoke></tool_calls>'
+             + " `\nsee see see `" + '<tool_calls><invoke name="probe2"></invoke></tool_calls>'
+             + "\n    ` and " + '<tool_calls><invoke name="probe3"></invoke></tool_calls>')
+
+
+def test_a_fence_line_after_a_refused_opener_opens_a_fence() -> None:
+    in_code, excused = code_probes(GLM_FENCE)
+    assert in_code - excused == {"probe1", "probe2", "probe3"}, "the oracle says code"
+    for pieces in chunked(GLM_FENCE):
+        events = run(pieces)
+        assert not called(events), len(pieces)
+        assert [e.code for e in events if isinstance(e, callsieve.Diagnostic)] == ["malformed_block"]
+
+
+# A block that holds up to a fence line, then breaks its grammar (a character where
+# only markup may stand), is released as text with that line in it; CommonMark reads
+# the line as a fence, so probe1 is code. callsieve does not read a released block
+# again for Markdown (docs/commonmark.md): probe1 runs. A limitation: strict, so that a fix shows
+# here; the property excuses probes after such a block (``after_released_ticks``).
+RELEASED_FENCE = ("<tool_call>\n<function=f>\n<parameter=a>\nv\n```\n</parameter>\n</function>\nX\n"
+                  + '<tool_calls><invoke name="probe1"></invoke></tool_calls>')
 
 
 def test_a_fence_line_inside_a_released_block_is_excused_by_the_property() -> None:
     in_code, excused = code_probes(RELEASED_FENCE)
-    assert in_code - excused == {"probe1", "probe2", "probe3"}, "the oracle says code"
+    assert in_code - excused == {"probe1"}, "the oracle says code"
     events = run([RELEASED_FENCE])
-    assert called(events) == {"probe3"}  # (what the strict xfail below says is wrong)
-    assert after_released_ticks(RELEASED_FENCE, [RELEASED_FENCE]) == {"probe1", "probe2", "probe3"}
+    assert called(events) == {"probe1"}  # (what the strict xfail below says is wrong)
+    assert after_released_ticks(RELEASED_FENCE, [RELEASED_FENCE]) == {"probe1"}
 
 
 @pytest.mark.xfail(strict=True, reason="a block released as text is not read again for Markdown (docs/commonmark.md)")

@@ -298,14 +298,16 @@ def test_the_tool_call_fork_has_a_branch_per_dialect_and_draws_each() -> None:
     branches = [line for line in dot.splitlines() if line.strip().startswith('"fork" ->') and "fork_bind" in line]
     # (branches to one state share an edge: hermes's and granite's JSON bodies)
     assert sorted(d for b in branches for d in re.findall(r"if: fork_is:(\w+)", b)) == ["glm45", "granite", "hermes", "qwen3_coder"]
-    assert any("glm45: next is NAME, then a line end or a marker" in b for b in branches)
+    # (GLM's decider is its grammar after the opener: the name, then a marker that may follow it)
+    assert any("glm45: next is NAME, then \\n | &lt;/arg_value&gt; | &lt;arg_key&gt;" in b for b in branches)
 
 
 @pytest.mark.parametrize("mention", ["<tool_call> tags", "<tool_call> and </tool_call>", "<tool_call>s", "<tool_call>-style markup"])
 def test_prose_that_mentions_the_opener_is_prose_again_and_a_call_after_it_is_found(mention: str) -> None:
-    """Behind the shared opener GLM's lookahead is its name up to a line end or a
-    marker: ``<tool_call> tags`` fails it at once (the opener is released as text,
-    with a Diagnostic), so the call later in the same reply is still read."""
+    """Behind the shared opener GLM's lookahead is its grammar: a name right after the
+    opener, up to a marker that may follow it. ``<tool_call> tags`` fails it (and the
+    others') at once (the opener is released as text, with a Diagnostic), so the call
+    later in the same reply is still read."""
     doc = f"Models write {mention} to call tools. <tool_call>get_time</tool_call>"
     for size in (0, 1):
         events = parsed(doc, size)

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import callsieve
-from strategies import any_dialect, chunks, document, raw_value, run
+from strategies import RAW_STRING_DELIMITER, any_dialect, chunks, document, raw_value, run
 
 DSML = "\uff5cDSML\uff5c"
 
@@ -405,11 +405,14 @@ def block_carrying_a_block(draw: st.DrawFn) -> tuple[Any, str, str]:
         payload = payload.replace("<![CDATA[", "").replace("]]>", "")
     for c in closes:  # a literal close of d's own in the payload must stay data
         payload = payload.replace(c, c + "x")
+    delimiter = RAW_STRING_DELIMITER.get(d.name)
+    if delimiter:  # (a string of d's holds anything but its delimiter)
+        payload = payload.replace(delimiter, "")
     filler = "y" * draw(st.integers(0, 300))
     value = filler + payload
     if d.has_cdata() and draw(st.booleans()) and "]]>" not in value:
         raw = "<![CDATA[" + value + "]]>"
-    elif not list(d.values()):
+    elif not list(d.values()) and not delimiter:
         # A dialect whose arguments are JSON (hermes, kimi_k2, ...): the value stands in
         # a JSON string, escaped as JSON spells it; its markup is still the attacker's.
         raw = json.dumps(value, ensure_ascii=False)[1:-1]

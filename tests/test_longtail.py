@@ -50,6 +50,18 @@ class Example:
 WEATHER_TIME = [("get_weather", {"city": "Paris"}), ("get_time", {"tz": "CET"})]
 
 EXAMPLES = [
+    Example(  # §3
+        "olmo3", "olmo3",
+        '<function_calls>\nget_weather(city="Paris")\nget_time(tz="Europe/Paris", dst=true)\n</function_calls>',
+        [("get_weather", {"city": "Paris"}), ("get_time", {"tz": "Europe/Paris", "dst": True})],
+    ),
+    Example(  # §4
+        "gemma4", "gemma4",
+        'Checking both.<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3}<tool_call|><|tool_call>call:search'
+        '{query:<|"|>café "best"<|"|>,filters:{open:true,tags:[<|"|>a<|"|>,<|"|>b<|"|>]}}<tool_call|><|tool_response>',
+        [("get_weather", {"city": "Paris", "days": 3}), ("search", {"query": 'café "best"', "filters": {"open": True, "tags": ["a", "b"]}})],
+        "Checking both.",
+    ),
     Example(  # §5
         "granite", "granite",
         '<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_time", "arguments": {"tz": "CET"}}]',
@@ -85,6 +97,11 @@ EXAMPLES = [
         '    {"tool_call_id": "1", "tool_name": "get_time", "parameters": {"tz": "CET"}}\n'
         "]<|END_ACTION|><|END_OF_TURN_TOKEN|>",
         WEATHER_TIME, "", "I should call both tools.", reads_as="cohere_command",
+    ),
+    Example(  # §11
+        "lfm2_python", "lfm2",
+        'Let me check.<|tool_call_start|>[get_weather(city="Paris"), get_time(tz="CET")]<|tool_call_end|>',
+        WEATHER_TIME, "Let me check.",
     ),
     Example(  # §11, the JSON form
         "lfm2", "lfm2",
@@ -247,6 +264,9 @@ SERVER_NAMES = {
     "ling3": "glm45",
     "lfm2": "lfm2",
     "ernie45": "ernie45",
+    "olmo3": "olmo3",
+    "gemma4": "gemma4",
+    "functiongemma": "gemma4",
 }
 
 
@@ -374,6 +394,63 @@ def test_a_block_two_enabled_dialects_share_is_read_once() -> None:
         assert [(e.name, e.dialect) for e in events if isinstance(e, callsieve.ToolCall)] == [("f", dialect)]
         assert texts(events) == "\nok\n"
     assert texts(parsed(doc, dialects=["hermes"])) == "<response>\nok</response>\n"  # ERNIE's framing is its own
+
+
+def test_lfm2_a_list_argument_does_not_end_the_calls() -> None:
+    """SGLang's pythonic streaming buffers to the first ``]``: ``days=[1, 2]`` ends it."""
+    doc = '<|tool_call_start|>[f(days=[1, 2], q="a]b"), g(x={"k": [3]})]<|tool_call_end|>'
+    for size in (0, 1):
+        events = parsed(doc, size, dialects=["lfm2"])
+        assert calls(events) == [("f", {"days": [1, 2], "q": "a]b"}), ("g", {"x": {"k": [3]}})] and deltas_match(events)
+
+
+def test_lfm2_json_form_names_a_known_tool() -> None:
+    doc = '<|tool_call_start|>[{"name": "f", "arguments": {"a": 1}}]<|tool_call_end|>'
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"properties": {"a": {"type": "integer"}}}}}]
+    events = parsed(doc, dialects=["lfm2"], tools=tools)
+    assert calls(events) == [("f", {"a": 1})] and codes(events) == []
+
+
+def test_olmo3_a_raw_newline_in_a_string_is_one_string() -> None:
+    """vLLM joins OLMo's lines: a raw newline inside a string splits the call in two."""
+    doc = '<function_calls>\nwrite(text="line one\nline two")\n</function_calls>'
+    events = parsed(doc, 1, dialects=["olmo3"])
+    assert calls(events) == [("write", {"text": "line one\nline two"})]
+    assert codes(events) == ["raw_newline_in_string"]
+
+
+def test_olmo3_and_xml_share_the_function_calls_opener() -> None:
+    xml = '<function_calls><invoke name="f"><parameter name="k">v</parameter></invoke></function_calls>'
+    olmo = '<function_calls>\ng(k="w")\n</function_calls>'
+    events = parsed(xml + olmo, 1)
+    assert [(e.name, e.dialect) for e in events if isinstance(e, callsieve.ToolCall)] == [("f", "xml"), ("g", "olmo3")]
+
+
+@pytest.mark.parametrize("doc, expected", [
+    ('<|tool_call>call:f{a:<|"|>x <|"| y < z "q"<|"|>}<tool_call|>', {"a": 'x <|"| y < z "q"'}),
+    ("<|tool_call>call:f{n:-3,x:1.5,w:hello world,b:false,e:[],o:{}}<tool_call|>",
+     {"n": -3, "x": 1.5, "w": "hello world", "b": False, "e": [], "o": {}}),
+    ("<|tool_call>call:f{}<tool_call|>", {}),
+    ('<|tool_call>call:f{l:[1,[2,<|"|>]<|"|>],{k:v}]}<tool_call|>', {"l": [1, [2, "]"], {"k": "v"}]}),
+])
+def test_gemma4_values(doc: str, expected: dict[str, Any]) -> None:
+    for size in (0, 1, 3):
+        events = parsed(doc, size, dialects=["gemma4"])
+        assert calls(events) == [("f", expected)] and deltas_match(events) and codes(events) == []
+
+
+def test_gemma4_a_mention_of_the_token_is_text_and_a_call_after_it_is_read() -> None:
+    doc = "The <|tool_call> token opens a call. <|tool_call>call:f{a:1}<tool_call|>"
+    events = parsed(doc, 1, dialects=["gemma4"])
+    assert calls(events) == [("f", {"a": 1})] and codes(events) == ["malformed_block"]
+    assert texts(events) == "The <|tool_call> token opens a call. "
+
+
+def test_gemma4_a_key_given_twice_releases_the_call() -> None:
+    doc = '<|tool_call>call:f{a:1,a:2}<tool_call|>'
+    events = parsed(doc, dialects=["gemma4"])
+    assert calls(events) == [] and codes(events) == ["malformed_block"]
+    assert "".join(e.raw for e in events) == doc
 
 
 def test_cohere_ids_are_minted_not_the_models_repeated_ones() -> None:

@@ -7,13 +7,24 @@ before ``<|tool_call_argument_begin|>``, DeepSeek V3.1 ``NAME`` before
 may follow the capture (FOLLOW, derived) and, for a capture with ``end_chars``, ends at
 one of those characters (DeepSeek V3's name line). The held text must match the
 capture's pattern whole; its ``name`` and ``id`` groups go to the call (a key
-capture's ``name`` to the parameter that follows). A capture that
-does not match, or runs past ``max_chars``, makes the block malformed.
+capture's ``name`` to the parameter that follows). A capture that does not match, or
+runs past ``max_chars``, makes the block malformed.
+
+A capture dies where it can no longer be one: at the first character its pattern can
+never take (the held text is no longer a prefix of a match: ``capture_fails``), and at
+a block opener of any enabled dialect (listened for in every capture by the composer).
+Its block is malformed there, and the character, or the opener, is read again where
+the block came from: a name capture opened by a prose mention of a marker (Mistral's
+``[TOOL_CALLS]``, GLM's ``<tool_call>``) gives way to the real call after it instead
+of reading on into it.
 """
 
 from __future__ import annotations
 
 import regex
+
+from functools import lru_cache
+from typing import Any
 
 from callsieve.native import mypyc_attr, trait
 from callsieve.grammar.api import Capture
@@ -26,12 +37,21 @@ from callsieve.regions.block import BlockModel
 class CaptureModel(BlockModel):
     captured = ""
     capture_leaf: object = None
+    #: the capture's pattern, compiled (partial matching tells where it dies)
+    capture_rx: Any = None
+    #: a character its pattern can never take was read (a rejected tag's first
+    #: character, taken by the sink): the capture dies at the next character that is
+    #: no start character (``capture_fails``), or at its end (``end_capture``)
+    capture_spoilt = False
 
     def capture_begin(self, ch: str = "") -> None:
         """Enter the capture the last structural marker leads to (``enter`` target)."""
         self.captured = ""
+        self.capture_spoilt = False
         leaf = self.enter_target
         self.capture_leaf = leaf
+        body = getattr(leaf, "body", None)
+        self.capture_rx = _compiled(body.pattern) if isinstance(body, Capture) else None
         self.scope = getattr(leaf, "name", "")
         if getattr(leaf, "starts_call", False):
             call = self.new_call(self._block())
@@ -48,9 +68,26 @@ class CaptureModel(BlockModel):
         self.captured += seg
         return j
 
-    def capture_too_long(self, ch: str) -> bool:
+    def capture_sink(self, ch: str) -> None:
+        """The first character of a tag that is no marker here: taken as text of the
+        capture, which dies at the next step if its pattern cannot take it."""
+        self.capture_char(ch)
+        rx = self.capture_rx
+        if rx is not None and rx.fullmatch(self.captured, partial=True) is None:
+            self.capture_spoilt = True
+
+    def capture_fails(self, ch: str) -> bool:
+        """The capture cannot go on with ``ch``: it is ``max_chars`` long already, or
+        ``ch`` (or a character taken before it) is one its pattern can never take there
+        (no text that begins with what is held would match it), unless ``ch`` is one of
+        its end characters, which end it and belong to the markup."""
         body = getattr(self.capture_leaf, "body", None)
-        return isinstance(body, Capture) and len(self.captured) >= body.max_chars
+        if not isinstance(body, Capture):
+            return False
+        if len(self.captured) >= body.max_chars or self.capture_spoilt:
+            return True
+        rx = self.capture_rx
+        return rx is not None and ch not in body.end_chars and rx.fullmatch(self.captured + ch, partial=True) is None
 
     def capture_is(self, leaf_name: str) -> bool:
         return getattr(self.capture_leaf, "name", None) == leaf_name
@@ -101,10 +138,15 @@ class CaptureModel(BlockModel):
         self._hold(ch)
 
 
-STATES = (StateDecl("in_capture", "text up to what the structure allows next (a name, an id)", in_block=True, owner="capture", sink="capture_char"),)
+@lru_cache(maxsize=256)
+def _compiled(pattern: str) -> Any:
+    return regex.compile(pattern)
+
+
+STATES = (StateDecl("in_capture", "text up to what the structure allows next (a name, an id)", in_block=True, owner="capture", sink="capture_sink"),)
 
 RULES = (
-    *on("in_capture", but(START), "text", "abort_block", "reprocess", when=["capture_too_long"], rank=1),
+    *on("in_capture", but(START), "text", "abort_block", "reprocess", when=["capture_fails"], rank=1),
     *on("in_capture", START, "maybe_tag", "tag_begin", rank=10),
     *on("in_capture", but(START), "in_capture", "capture_char", rank=90),
     *on("in_capture", [EOF_TRIGGER], "text", "abort_block_eof"),

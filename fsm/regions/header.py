@@ -11,7 +11,10 @@ until an end marker or a new header), ``text`` (visible text is prose), or the c
 block the case opens (its JSON arguments). The header and the end markers are framing:
 they ride in the ``raw`` of the Reasoning next to them, of an empty-text ``Text`` (which
 merges into the text beside it), or of the call. A header past ``max_chars``, or one the
-stream ends in, is released as text with a Diagnostic.
+stream ends in, is released as text with a Diagnostic; so is one broken off by a
+block opener of any enabled dialect (listened for by the composer), which is then read
+again in prose. (A start marker inside a header is its text: a doubled
+``<|start|>assistant``, sglang PR #9097, is still decided.)
 """
 
 from __future__ import annotations
@@ -122,6 +125,17 @@ class HeaderModel(BlockModel):
         """Too long to be a header: its text is text, with a Diagnostic; ``ch`` is read again."""
         raw, self.hdr_raw = self.hdr_raw, ""
         self.release_text(raw, self.hdr_start, "malformed_block", f"a message header longer than its limit: {raw[:40]!r}")
+
+    def header_gives_way(self, ch: str) -> None:
+        """A block opener stands in the header: the header was none; its text is text,
+        with a Diagnostic, and the opener (held, and ``ch``, read again) is read in prose."""
+        tag = self.tag
+        self.tag = ""
+        self._tag_version += 1
+        raw, self.hdr_raw = self.hdr_raw, ""
+        self.release_text(raw, self.hdr_start, "malformed_block",
+                          f"a message header {raw[:40]!r} broken off by {(tag + ch)[:40]!r}")
+        self.pushback = tag
 
     def header_eof(self, ch: str = "") -> None:
         raw, self.hdr_raw = self.hdr_raw, ""

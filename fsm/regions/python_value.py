@@ -657,6 +657,7 @@ class PythonValueModel(BlockModel):
                 self._py_refuse("the call object's name is empty or too long")
             elif call is not None:
                 call.name = name  # (started when the object ends: its arguments may still refuse it)
+                call.known = self.cfg.tools is None or name in self.cfg.tools
         elif role == EMIT:
             self._py_out('"')
         self._py_after_value()

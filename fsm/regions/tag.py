@@ -10,40 +10,81 @@ table of what each state listens for. A dead prefix returns to where it came fro
 read again (it may hold a backtick or the start of a real marker). From a markup-only
 state (a dialect's position between markers) a dead prefix makes the block malformed.
 
-``fork``: when enabled dialects share an opener (``<tool_call>``: qwen3_coder and
-others), the opener's row leads here instead of into one dialect. The fork holds what
-follows and classifies it against each candidate's *decider*, the markers that may
-follow the opener in that dialect (derived from its structure, or its block's
-``decide`` pattern), skipping whitespace. As soon as one candidate alone is alive and
-its decider has matched whole, it is bound: its block opens with the held opener and
-the held text is read again in its grammar (``pushback``; bounded by ``MAX_TAG_CHARS``,
-so each character is re-read at most once). None alive: the opener is released as text
-with a Diagnostic and the held text is read again as prose (so a decider that describes
-more than a first character, GLM's name up to its line end or next marker, lets prose
-that merely mentions the opener go back to being prose at once).
+``fork``: when enabled dialects share an opener (``<tool_call>``: qwen3_coder, hermes
+and GLM), the opener's row leads here instead of into one dialect. The fork holds what
+follows and reads it against each candidate's *decider*: what that dialect's grammar
+accepts right after the opener, derived from its structure (:func:`derive_decider`),
+never written a second time: the whitespace its position between markers (or its JSON
+body) holds, however much, then one of the markers that may follow, a JSON body's first
+bracket, or a capture's text up to a marker that may follow it (GLM's name, its line end
+and ``<arg_key>``). A candidate dies at the first character its grammar would refuse
+there. As soon as one candidate alone is alive and its decider has matched whole, it is
+bound: its block opens with the held opener and the held text is read again in its
+grammar (``pushback``: each character is re-read once), which accepts it, since the
+decider is that grammar. None alive: the opener is released as text with a Diagnostic
+and the held text is read again as prose, so prose that merely mentions the opener (``a
+<tool_call> block``) is prose again at the first character no dialect would read there.
+What a fork holds is bounded by ``max_block_chars`` (whitespace; ``FORK_MIN_SPACE`` at
+least) plus the longest decider (``Decider.limit``).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Iterable
 
 from callsieve.native import mypyc_attr, trait
 from callsieve.events import Diagnostic
 from callsieve.grammar.api import MAX_TAG_CHARS
+from callsieve.grammar.errors import GrammarError
 from callsieve.grammar.states import (
     ALL,
+    CLASSES,
     EOF_TRIGGER,
     RANK_FALLBACK,
     RANK_VIABLE,
     StateDecl,
     on,
 )
-from callsieve.matcher import COMPLETE, DEAD, VIABLE, Hit, Matcher
+from callsieve.matcher import COMPLETE, DEAD, VIABLE, Entry, Hit, Matcher
 from callsieve.regions import ModelBase
 
-#: Whitespace a fork skips after the opener before the deciders must see markup.
-FORK_MAX_SPACE = 64
+#: Whitespace a position between markers (or a JSON body) reads before what decides:
+#: the ``ws`` and ``nl`` classes (``position_rules``, ``j_start``).
+SPACE = " \t\r\n"
+#: Whitespace a fork holds before giving up is bounded by ``max_block_chars``, but never
+#: below this: a block's own limit counts once its dialect is bound (the block then
+#: overflows and is read on, spilled, so nothing inside it becomes a call); a fork
+#: that gave up at a tiny limit would read that inside as prose.
+FORK_MIN_SPACE = 4096
+
+
+@dataclass(frozen=True, eq=False)
+class Decider:
+    """What one dialect's grammar accepts right after a shared opener (derived by
+    :func:`derive_decider`): ``skips_space``, any run of :data:`SPACE` first (a position
+    between markers holds it; a JSON body skips it), then one of ``entries`` (one
+    pattern each: a marker, a JSON body's first bracket, a capture's text and what may
+    follow it), read whole by ``pattern``. Its entries' markers label the diagram.
+    (Fields typed Any, not object: mypyc's dataclasses cannot take an ``object`` field.)"""
+
+    entries: tuple[Any, ...]
+    skips_space: bool
+    #: the longest text (after the space) an entry may need before it is decided
+    limit: int
+    #: the entries' patterns as one ``regex`` pattern, read with partial matching
+    pattern: Any
+
+    def classify(self, text: str) -> int:
+        """``COMPLETE`` when ``text`` (the space already skipped, if it may be) is what
+        decides this dialect, ``VIABLE`` while it may still become that, else ``DEAD``."""
+        if len(text) > self.limit:
+            return DEAD
+        m = self.pattern.fullmatch(text, partial=True)
+        if m is None:
+            return DEAD
+        return VIABLE if m.partial else COMPLETE
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,8 +95,8 @@ class ForkCandidate:
     dialect: str
     #: The block spec the composer binds (``callsieve.structure.BlockSpec``).
     spec: Any
-    #: The markers that may follow the opener in this block.
-    decider: Matcher
+    #: What this dialect's grammar accepts after the opener.
+    decider: Decider
     #: The opener pattern of this dialect (the shared entry may merge several).
     opener: Any
     #: The body the opener leads into in this dialect (a JSON call), if any.
@@ -90,8 +131,18 @@ class TagModel(ModelBase):
     fork: Fork | None = None
     fork_tag = ""
     fork_start = 0
-    fork_held = ""
-    _fork_memo: tuple[str, tuple[int, ForkCandidate | None]] | None = None  # (optional: as _cls)
+    #: What the fork holds after the opener: the space before the first other character
+    #: (pieces: it may be long), then the rest (bounded by the deciders' limits).
+    fork_lead: list[str] | None = None
+    fork_lead_len = 0
+    fork_rest = ""
+    #: Per candidate: DEAD, VIABLE, or COMPLETE (kept once reached: that dialect's
+    #: grammar has read what decides it; what follows is its grammar's to read).
+    #: (Optional, as ``_cls``.)
+    fork_states: tuple[int, ...] | None = None
+    _fork_version = 0
+    #: (version, character, the states after it, the verdict, the chosen candidate)
+    _fork_memo: tuple[int, str, tuple[int, ...], int, ForkCandidate | None] | None = None
 
     # ------------------------------------------------------------ maybe_tag
     def _classify(self, ch: str) -> tuple[int, Hit | None]:
@@ -225,51 +276,91 @@ class TagModel(ModelBase):
         self.fork = Fork(fork.opener_label, tuple(c for c in fork.candidates if _opens(c, tag)))
         self.fork_tag = tag
         self.fork_start = self.tag_start
-        self.fork_held = ""
-        self._fork_memo = None
+        self.fork_lead = []
+        self.fork_lead_len = 0
+        self.fork_rest = ""
+        self.fork_states = tuple(VIABLE for _c in self.fork.candidates)
+        self._fork_version += 1
 
-    def _fork_decide(self, ch: str) -> tuple[int, ForkCandidate | None]:
-        text = self.fork_held + ch
+    def _fork_decide(self, ch: str) -> tuple[int, tuple[int, ...], ForkCandidate | None]:
+        """What the fork's candidates make of the held text and ``ch``: the verdict
+        (``VIABLE``: hold on; ``COMPLETE``: bind the candidate returned; ``DEAD``: none
+        reads it), and each candidate's state after ``ch``."""
         memo = self._fork_memo
-        if memo is not None and memo[0] == text:
-            return memo[1]
-        rest = text.lstrip(" \t\r\n")
+        if memo is not None and memo[0] == self._fork_version and memo[1] == ch:
+            return memo[3], memo[2], memo[4]
         fork = self.fork
-        assert fork is not None
-        got: tuple[int, ForkCandidate | None]
-        if not rest:
-            got = (VIABLE if len(text) <= FORK_MAX_SPACE else DEAD, None)
-        elif len(text) > FORK_MAX_SPACE + MAX_TAG_CHARS:
-            got = (DEAD, None)
-        else:
-            alive = [(c, k) for c in fork.candidates for k in (c.decider.classify(rest)[0],) if k != DEAD]
-            if len(alive) == 1 and alive[0][1] == COMPLETE:
-                got = (COMPLETE, alive[0][0])
-            elif alive:
-                got = (VIABLE, None)
-            else:
-                got = (DEAD, None)
-        self._fork_memo = (text, got)
-        return got
+        before = self.fork_states
+        assert fork is not None and before is not None
+        rest = self.fork_rest
+        space = not rest and ch in SPACE
+        lead = ""
+        states: list[int] = []
+        for c, k in zip(fork.candidates, before):
+            if k == VIABLE:
+                d: Decider = c.decider
+                if d.skips_space:
+                    if space:
+                        k = VIABLE if self.fork_lead_len < max(self.cfg.max_block_chars, FORK_MIN_SPACE) else DEAD
+                    else:
+                        k = d.classify(rest + ch)
+                elif self.fork_lead_len + len(rest) + 1 > d.limit:
+                    k = DEAD
+                else:
+                    if not lead and self.fork_lead:
+                        lead = "".join(self.fork_lead)
+                    k = d.classify(lead + rest + ch)
+            states.append(k)
+        alive = [n for n, k in enumerate(states) if k != DEAD]
+        verdict = DEAD
+        choice: ForkCandidate | None = None
+        if len(alive) == 1 and states[alive[0]] == COMPLETE:
+            verdict = COMPLETE
+            choice = fork.candidates[alive[0]]
+        elif any(states[n] == VIABLE for n in alive):
+            verdict = VIABLE
+        # (several complete and none viable: the grammars read the same text, which the
+        # composer's check of the deciders' examples rules out; nothing is bound)
+        got = tuple(states)
+        self._fork_memo = (self._fork_version, ch, got, verdict, choice)
+        return verdict, got, choice
 
     def fork_viable(self, ch: str) -> bool:
         return self._fork_decide(ch)[0] == VIABLE
 
     def fork_choice(self, ch: str) -> str:
-        got = self._fork_decide(ch)
-        return got[1].dialect if got[1] is not None else ""
+        got = self._fork_decide(ch)[2]
+        return got.dialect if got is not None else ""
 
     def fork_push(self, ch: str) -> None:
-        self.fork_held += ch
+        states = self._fork_decide(ch)[1]
+        self.fork_states = states
+        if not self.fork_rest and ch in SPACE:
+            lead = self.fork_lead
+            assert lead is not None
+            lead.append(ch)
+            self.fork_lead_len += 1
+        else:
+            self.fork_rest += ch
+        self._fork_version += 1
+
+    def _fork_held(self) -> str:
+        lead = self.fork_lead
+        held = ("".join(lead) if lead else "") + self.fork_rest
+        self.fork_lead = None
+        self.fork_lead_len = 0
+        self.fork_rest = ""
+        self.fork_states = None
+        self._fork_version += 1
+        return held
 
     def fork_bind(self, ch: str) -> None:
         """One dialect reads what follows: open its block with the held opener, and
         read the held text again in its grammar."""
-        choice = self._fork_decide(ch)[1]
+        choice = self._fork_decide(ch)[2]
         assert choice is not None
-        held = self.fork_held
+        held = self._fork_held()
         self.fork = None
-        self.fork_held = ""
         self.bind_block(choice.spec, self.fork_tag, self.fork_start)
         self.enter_target = choice.enter
         self.enter_body(ch)
@@ -277,14 +368,15 @@ class TagModel(ModelBase):
 
     def fork_release(self, ch: str) -> None:
         """No dialect sharing the opener reads what follows: the opener is text."""
-        self._fork_release("malformed_block", f"no dialect that opens with {self.fork_tag!r} reads what follows it")
-        self.pushback = self.fork_held
-        self.fork_held = ""
+        if self.fork_lead_len >= max(self.cfg.max_block_chars, FORK_MIN_SPACE):
+            self._fork_release("block_too_large", f"more whitespace after {self.fork_tag!r} than max_block_chars="
+                               f"{self.cfg.max_block_chars} before anything decides its dialect")
+        else:
+            self._fork_release("malformed_block", f"no dialect that opens with {self.fork_tag!r} reads what follows it")
+        self.pushback = self._fork_held()
 
     def fork_release_eof(self, ch: str = "") -> None:
-        held = self.fork_held
-        self.fork_held = ""
-        self.fork_tag += held
+        self.fork_tag += self._fork_held()
         self._fork_release("unterminated_block", "the stream ended after an opener, before its block was decided")
 
     def _fork_release(self, code: str, why: str) -> None:
@@ -303,6 +395,127 @@ class TagModel(ModelBase):
 
     def enter_body(self, ch: str = "") -> None:  # pragma: no cover
         raise NotImplementedError
+
+
+_NAMED = re.compile(r"[(][?]P<[A-Za-z_][A-Za-z0-9_]*>")
+
+
+def unnamed(pattern: str) -> str:
+    """``pattern`` with its named groups unnamed (alternatives would repeat names)."""
+    return _NAMED.sub("(?:", pattern)
+
+
+def marker_spellings(m: Any, strict: bool) -> list[Any]:
+    """A marker and what the grammar also reads where it stands: its tolerated variants
+    and stray prefixes (``_Composer.listen`` listens for the same; none under strict)."""
+    from callsieve.grammar.api import Marker
+
+    assert isinstance(m, Marker)
+    out = [m]
+    if not strict:
+        out += [m.as_variant(v) for v in m.variants]
+        for p in m.prefixes:
+            out.append(m.with_prefix(p))
+            out += [m.as_variant(v).with_prefix(p) for v in m.variants]
+    return out
+
+
+def _class_chars(chars: Iterable[str]) -> str:
+    """The characters of the classes ``chars`` fall in (a start character sends its
+    whole class to ``maybe_tag``: ``START``)."""
+    out = set()
+    for c in chars:
+        out.add(c)
+        for cls in CLASSES.values():
+            if c in cls:
+                out.update(cls)
+    return "".join(sorted(out))
+
+
+def derive_decider(layout: Any, lf: Any, enter: Any, strict: bool, reads_space: Callable[[str], bool]) -> Decider:
+    """What the dialect of ``layout`` reads right after its block opener ``lf``, from
+    its structure, as its states would read it: the opener leads straight into a body
+    (``enter``: a capture, whose text must match its pattern and end at a marker that
+    may follow it, or at one of its end characters; any other body, after whitespace
+    if its entry state reads any (``reads_space``), one of the characters it begins with,
+    ``Body.first``), or into a position between markers, which holds any whitespace and
+    then reads one of the markers that may follow the opener (tolerated variants and
+    prefixes included unless ``strict``), a body's first character, or a capture, which
+    begins at a character none of the others begins with. A block that declares
+    ``Block(decide=...)`` is decided by that pattern instead (after any whitespace)."""
+    from callsieve.grammar.api import Capture, Marker
+
+    name = layout.dialect.name
+    decide = lf.spec.block.decide
+    if decide is not None:
+        return _decider([(m.pattern, m, MAX_TAG_CHARS) for m in marker_spellings(decide, strict)], True)
+    if enter is not None:
+        leaves = [enter]
+        skips = not isinstance(enter.body, Capture) and reads_space(str(getattr(enter.body, "entry", "")))
+    else:
+        pos = layout.after.get(lf.id)
+        if pos is None or pos.can_end:
+            raise GrammarError(f"dialect {name}: its opener {lf.label()!r} is shared and its block may end right "
+                               "after it: nothing that follows tells it apart; fix: declare Block(decide=...)")
+        leaves = list(pos.follow)
+        skips = True
+    alts: list[tuple[str, Any, int]] = []
+    # (where a capture may begin in a position: at a character no marker there, no
+    # other body and no whitespace begins with: ``_Composer._route``)
+    taken = SPACE + _class_chars(c for x in leaves if x.marker is not None for c in x.marker.start_chars())
+    taken += "".join(getattr(x.body, "first", "") for x in leaves if x.body is not None)
+    for x in leaves:
+        first = getattr(x.body, "first", "") if x.body is not None else ""
+        if x.marker is not None:
+            alts += [(m.pattern, m, MAX_TAG_CHARS) for m in marker_spellings(x.marker, strict)]
+        elif first:
+            pattern = "[" + re.escape(first) + "]"
+            alts.append((pattern, Marker(pattern, tuple(first), first), 1))
+        elif isinstance(x.body, Capture):
+            body = x.body
+            after = layout.after.get(x.id)
+            nexts = [m for y in (after.follow if after is not None else ()) if y.marker is not None
+                     for m in marker_spellings(y.marker, strict)]
+            if after is not None and any(y.marker is None for y in after.follow):
+                raise GrammarError(f"dialect {name}: its opener {lf.label()!r} is shared and a body follows its "
+                                   f"{body.label} capture: nothing marks where the capture ends; fix: declare "
+                                   "Block(decide=...)")
+            ends = [re.escape(c) for c in body.end_chars] + [f"(?:{unnamed(m.pattern)})" for m in nexts]
+            if not ends:
+                raise GrammarError(f"dialect {name}: its opener {lf.label()!r} is shared and nothing may follow "
+                                   f"its {body.label} capture; fix: declare Block(decide=...)")
+            guard = "" if enter is not None else f"(?![{re.escape(taken)}])"
+            pattern = f"{guard}(?:{unnamed(body.pattern)})(?:{'|'.join(ends)})"
+            shown = " | ".join(m.shown() for m in nexts) or repr(body.end_chars)
+            alts.append((pattern, Marker(pattern, (), f"{body.label}, then {shown}"), body.max_chars + MAX_TAG_CHARS))
+        else:
+            raise GrammarError(f"dialect {name}: its opener {lf.label()!r} is shared and what follows it "
+                               f"({x.label()}) cannot tell it apart; fix: declare Block(decide=...)")
+    return _decider(alts, skips)
+
+
+def _decider(alts: list[tuple[str, Any, int]], skips: bool) -> Decider:
+    import regex
+
+    entries = tuple(Entry(f"decide:{m.shown()}", m) for _p, m, _n in alts)
+    pattern = regex.compile("|".join(f"(?:{unnamed(p)})" for p, _m, _n in alts))
+    return Decider(entries, skips, max(n for _p, _m, n in alts), pattern)
+
+
+def check_deciders(candidates: tuple[ForkCandidate, ...], opener: str) -> None:
+    """No text any candidate's decider gives as an example decides another one too:
+    then what follows the opener could not tell them apart (whatever order the
+    dialects are listed in)."""
+    for i, a in enumerate(candidates):
+        for b in candidates[i + 1 :]:
+            for x, y in ((a, b), (b, a)):
+                for e in x.decider.entries:
+                    for ex in e.marker.examples:
+                        if y.decider.classify(ex) == COMPLETE:
+                            raise GrammarError(
+                                f"overlapping lookahead choices after the shared opener {opener!r}: "
+                                f"{' and '.join(sorted((a.dialect, b.dialect)))} both accept {ex!r} next"
+                            )
 
 
 def _opens(c: ForkCandidate, tag: str) -> bool:

@@ -77,8 +77,9 @@ from typing import Any, Callable, Sequence
 
 import callsieve
 from callsieve.tools.bench_naive import NaiveStream
+from callsieve.tools.bench_whole import find_opener, regex_pass
 from callsieve.tools.bench_workloads import HOSTILE, WORKLOADS, Hostile, Workload, available, chunk_sizes, cut, prose
-from callsieve.events import ToolCall
+from callsieve.events import Text, ToolCall
 from callsieve.sieve import DEFAULT_MAX_BLOCK_CHARS, Sieve, compiled
 from callsieve.tools.parse import USAGE_ERROR, error
 
@@ -419,8 +420,38 @@ def _verify(w: Workload, text: str, size: int) -> dict[str, Any]:
                 # a DSML argument holding one U+FF5C takes 2 bytes for every character.
                 widest = ord(max(v)) if v else 0
                 largest_in_memory = len(v) * (1 if widest < 0x100 else 2 if widest < 0x10000 else 4)
-    return {"round_trip": raw == text, "calls": len(calls), "largest_arg_bytes": largest,
-            "largest_arg_memory": largest_in_memory}
+    out = {"round_trip": raw == text, "calls": len(calls), "largest_arg_bytes": largest,
+           "largest_arg_memory": largest_in_memory}
+    if w.whole_ref == "regex":
+        # The yardstick must read what the sieve reads, or the ratio means nothing.
+        visible, ref_calls = regex_pass(w.dialects[0])(text)
+        out["reference_calls_match"] = [(c.name, c.arguments) for c in calls] == ref_calls
+        out["reference_text_match"] = "".join(e.text for e in events if isinstance(e, Text)) == visible
+    return out
+
+
+#: A bare ``str.find`` is a few microseconds a megabyte: each timed run repeats it this
+#: many times (the figure kept is one find's share).
+FIND_REPEAT = 100
+
+
+def _bound(f: Callable[[str], Any], text: str) -> Callable[[], Any]:
+    return lambda: f(text)
+
+
+def _reference(w: Workload) -> Callable[[str], Any] | None:
+    """The whole-response yardstick of ``w`` (bench_whole), as a function of the text."""
+    if w.whole_ref == "regex":
+        return regex_pass(w.dialects[0])
+    if w.whole_ref == "find":
+        find = find_opener(w.dialects[0])
+
+        def finds(text: str) -> None:
+            for _ in range(FIND_REPEAT):
+                find(text)
+
+        return finds
+    return None
 
 
 # ---------------------------------------------------------------- the workloads, in interleaved rounds
@@ -444,6 +475,9 @@ class ModeResult:
     naive: dict[str, Any]
     x_naive: float  # naive time / sieve time on the same input
     peak_bytes: int | None = None
+    #: Fed whole, the workload's yardstick (bench_whole), timed in the same rounds:
+    #: {"kind": "regex" | "find", "cpu_seconds", "mb_s", "x": its CPU time ÷ the sieve's}.
+    reference: dict[str, Any] | None = None
 
 
 @dataclass
@@ -496,6 +530,7 @@ class _Measure:
     naive: NaiveResult | None = None
     prefix: Timing = field(default_factory=Timing)  # the sieve on the naive run's prefix
     call_ns: float = math.inf  # the best empty call timed just before this measurement's runs
+    reference: Timing = field(default_factory=Timing)  # fed whole: the workload's yardstick
 
     def chunks(self) -> list[str]:
         return [self.text] if self.sizes is None else cut(self.text, self.sizes)
@@ -545,6 +580,9 @@ def run_workloads(cfg: Config, log: Callable[[str], None], call: Yardstick) -> l
             else:
                 _time_sieve(m.w, chunks, cfg.size, 1, m.sieve)
             _time_ceiling(m.pattern, chunks, ceiling_runs, m.ceiling)
+            ref = _reference(m.w) if m.mode == "whole" else None
+            if ref is not None:
+                _timed(_bound(ref, chunks[0]), whole_runs, m.reference)
             if m.naive is not None and m.naive.capped:
                 _time_sieve(m.w, chunks[: m.naive.feeds], cfg.size, 1, m.prefix)
             del chunks
@@ -571,6 +609,10 @@ def run_workloads(cfg: Config, log: Callable[[str], None], call: Yardstick) -> l
             m.call_ns, t.runs,
             chars / m.ceiling.cpu / MB, m.ceiling.cpu / t.cpu, naive, x_naive,
         )
+        if m.reference.runs:
+            ref_cpu = m.reference.cpu / (FIND_REPEAT if m.w.whole_ref == "find" else 1)
+            mr.reference = {"kind": m.w.whole_ref, "cpu_seconds": ref_cpu, "mb_s": chars / ref_cpu / MB,
+                            "x": ref_cpu / t.cpu}
         w = m.w
         if cfg.memory and m.mode != "4-char" and (not cfg.quick or (m.mode == "tokens" and w.big_arg)):
             # --quick: only the passes a target reads (tracemalloc is slow).
@@ -838,6 +880,11 @@ PROSE_4CHAR_CALLS_PER_FEED = (20.0, None)  # pure Python: stated as ≤ 20 empty
 BIG_ARG_TOKENS_MB_S = (1.8, 2.5)
 MANY_CALLS_WHOLE_MB_S = (5.0, 10.0)
 PROSE_WHOLE_OF_CEILING = (0.50, 0.70)
+#: Issue 27, fed whole: many small calls at least this share of one regex pass's speed
+#: (bench_whole.regex_pass), and prose with one call within this many times a bare
+#: ``str.find`` for the opener (the same for both builds).
+MANY_CALLS_WHOLE_OF_REGEX = 0.25
+PROSE_WHOLE_OVER_FIND = 20.0
 #: Kept from before issue 13 (the same for both builds).
 BIG_ARG_WHOLE_MB_S = 100.0
 BIG_ARG_MEMORY_X = 4.0
@@ -891,6 +938,17 @@ def targets(results: list[WorkloadResult], prose_memory: dict[str, Any] | None,
         if mw is not None:
             out.append(throughput(f"{name}, fed whole: throughput", mw.mb_s, mw.wall_mb_s,
                                   MANY_CALLS_WHOLE_MB_S[col], mw.call_ns))
+    for r in results:
+        mw = _mode(r, "whole") if r.status == "ok" else None
+        if mw is None or mw.reference is None:
+            continue
+        ref = mw.reference
+        if ref["kind"] == "regex":
+            out.append(Target(f"{r.name}, fed whole: speed ÷ one regex pass's", ref["x"], MANY_CALLS_WHOLE_OF_REGEX,
+                              "x", True, f"{mw.mb_s:.2f} MB/s against {ref['mb_s']:.2f} MB/s"))
+        else:
+            out.append(Target(f"{r.name}, fed whole: time ÷ a bare str.find's", 1 / ref["x"], PROSE_WHOLE_OVER_FIND,
+                              "x", False, f"{mw.mb_s:.2f} MB/s against {ref['mb_s']:,.0f} MB/s"))
     if prose_memory is not None:
         out.append(Target(f"prose, streaming {prose_memory['chars'] / MB:.3g} MB: peak memory",
                           prose_memory["peak_bytes"] / MB, PROSE_MEMORY_MB, "MB", False))
@@ -953,6 +1011,25 @@ def _targets_intro(report: dict[str, Any]) -> str:
             "beside it.")
 
 
+_REF_TITLES = {"regex": "one regex pass, a decode per call", "find": "a bare str.find for the opener"}
+
+
+def _references(results: list[WorkloadResult]) -> list[tuple[str, ModeResult, dict[str, Any]]]:
+    """(workload, its run fed whole, its yardstick) for each workload that has one."""
+    out = []
+    for r in results:
+        for mr in r.modes:
+            if mr.reference is not None:
+                out.append((r.name, mr, mr.reference))
+    return out
+
+
+def _ref_ratio(ref: dict[str, Any]) -> str:
+    if ref["kind"] == "find":
+        return f"sieve takes {1 / ref['x']:,.1f}x its time"
+    return f"sieve at {ref['x']:.3f}x its speed"
+
+
 def render_text(report: dict[str, Any], results: list[WorkloadResult], tgts: list[Target],
                 show_targets: bool = True) -> str:
     m = report["machine"]
@@ -985,6 +1062,13 @@ def render_text(report: dict[str, Any], results: list[WorkloadResult], tgts: lis
             )
     lines.append("")
     lines.append("calls/ch: CPU ns per character ÷ CPU ns of an empty call timed beside it; wall: MB/s in wall time")
+    refs = _references(results)
+    if refs:
+        lines.append("")
+        lines.append("fed whole, against the simplest reader of the same text (CPU time, same rounds):")
+        for name, mr, ref in refs:
+            lines.append(f"  {name:<{wn}} sieve {mr.mb_s:>8.2f} MB/s  {_REF_TITLES[ref['kind']]:<44} "
+                         f"{ref['mb_s']:>9,.2f} MB/s  {_ref_ratio(ref)}")
     capped = [(r, mr) for r in results for mr in r.modes if mr.naive["capped"]]
     if capped:
         lines.append("")
@@ -1061,6 +1145,11 @@ def render_markdown(report: dict[str, Any], results: list[WorkloadResult], tgts:
                 f"{mr.calls_per_char:.2f} | {mr.ceiling_mb_s:.1f} | {mr.of_ceiling:.0%} | {naive} | {mr.x_naive:,.1f}× | "
                 f"{_fmt_bytes(mr.peak_bytes)} |"
             )
+    refs = _references(results)
+    if refs:
+        out += ["", "| fed whole | sieve MB/s | the simplest reader | its MB/s | ratio |", "|---|---:|---|---:|---|"]
+        for name, mr, ref in refs:
+            out.append(f"| {name} | {mr.mb_s:.2f} | {_REF_TITLES[ref['kind']]} | {ref['mb_s']:,.2f} | {_ref_ratio(ref)} |")
     capped = [(r, mr) for r in results for mr in r.modes if mr.naive["capped"]]
     if capped:
         out.append("")

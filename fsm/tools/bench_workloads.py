@@ -13,8 +13,8 @@ Workloads (each a :class:`Workload`):
   dense with ``<`` (C++ templates, HTML, shifts, comparisons), with now and then a
   literal parameter close inside a string, which the grammar must treat as data. The
   value state's scan for its close marker.
-* ``many_calls``: short sentences and small qwen3_coder calls, alternating; and
-  ``many_calls_dsml``: DSML blocks of several invokes with raw and JSON values.
+* ``many_calls`` / ``many_calls_hermes``: short sentences and small qwen3_coder (hermes)
+  calls, alternating; and ``many_calls_dsml``: DSML blocks of several invokes with raw and JSON values.
 * ``reasoning_call``: ``<think>`` + reasoning prose + ``</think>`` + a qwen3_coder call.
 * ``hermes_json_arg`` / ``hermes_reasoning_call``: a hermes call whose JSON string
   argument holds the source file; reasoning followed by a hermes call. Built only when
@@ -87,6 +87,9 @@ class Workload:
     calls: int  # ToolCall events expected at the default size (-1: depends on size)
     #: Characters of the one large argument (arg workloads), for the memory target.
     big_arg: bool = False
+    #: The yardstick fed whole (:mod:`callsieve.tools.bench_whole`): "regex" (one regex
+    #: pass and a decode per call), "find" (a bare ``str.find`` for the opener) or "".
+    whole_ref: str = ""
 
 
 def prose(size: int, seed: int) -> str:
@@ -156,17 +159,24 @@ def _arg(dialect: str, close_literal: str) -> Callable[[int, int], str]:
     return build
 
 
-def build_many_calls(size: int, seed: int) -> str:
-    rnd = random.Random(seed)
-    parts: list[str] = []
-    total, k = 0, 0
-    while total < size:
-        words = " ".join(rnd.choice(_WORDS) for _ in range(rnd.randint(4, 14)))
-        piece = f"Step {k}: {words}.\n" + _small_call("qwen3_coder", k) + "\n"
-        parts.append(piece)
-        total += len(piece)
-        k += 1
-    return "".join(parts)
+def _many_calls(dialect: str) -> Callable[[int, int], str]:
+    def build(size: int, seed: int) -> str:
+        rnd = random.Random(seed)
+        parts: list[str] = []
+        total, k = 0, 0
+        while total < size:
+            words = " ".join(rnd.choice(_WORDS) for _ in range(rnd.randint(4, 14)))
+            piece = f"Step {k}: {words}.\n" + _small_call(dialect, k) + "\n"
+            parts.append(piece)
+            total += len(piece)
+            k += 1
+        return "".join(parts)
+
+    return build
+
+
+build_many_calls = _many_calls("qwen3_coder")
+build_many_calls_hermes = _many_calls("hermes")
 
 
 def build_many_calls_dsml(size: int, seed: int) -> str:
@@ -213,10 +223,14 @@ def build_harmony(size: int, seed: int) -> str:
 
 
 WORKLOADS: tuple[Workload, ...] = (
-    Workload("prose_call", "prose, one qwen3_coder call at the end", build_prose_call, ("qwen3_coder",), 1),
+    Workload("prose_call", "prose, one qwen3_coder call at the end", build_prose_call, ("qwen3_coder",), 1,
+             whole_ref="find"),
     Workload("arg_qwen3_coder", "one qwen3_coder call, a <-dense source file as its argument", _arg("qwen3_coder", "</parameter>"), ("qwen3_coder",), 1, True),
     Workload("arg_dsml", "one DSML call, a <-dense source file as its argument", _arg("dsml", "</\uff5cDSML\uff5cparameter>"), ("dsml",), 1, True),
-    Workload("many_calls", "short sentences and small qwen3_coder calls, alternating", build_many_calls, ("qwen3_coder",), -1),
+    Workload("many_calls", "short sentences and small qwen3_coder calls, alternating", build_many_calls, ("qwen3_coder",), -1,
+             whole_ref="regex"),
+    Workload("many_calls_hermes", "short sentences and small hermes calls, alternating", build_many_calls_hermes,
+             ("hermes",), -1, whole_ref="regex"),
     Workload("many_calls_dsml", "DSML blocks of 1-4 invokes, raw and JSON values", build_many_calls_dsml, ("dsml",), -1),
     Workload("reasoning_call", "<think> prose </think>, then a qwen3_coder call", build_reasoning_call, ("qwen3_coder",), 1),
     Workload("hermes_json_arg", "one hermes call, the source file as a JSON string argument", build_hermes_json_arg, ("hermes",), 1, True),

@@ -95,8 +95,9 @@ _BLOCK = "cluster_block"
 #: eleven states they cover one another; the same holds for the CommonMark prose states
 #: (fence info, tails, list lines) and CDATA's bracket counting, measured with
 #: label_overlaps on every view; so for the JSON value's three states (a string, its
-#: escapes), whose moves stacked on the labels of the dialects' positions beside them.
-_COMPACT = frozenset({"json_body", "prose", "cdata", "json"})
+#: escapes), whose moves stacked on the labels of the dialects' positions beside them,
+#: and for the Python-call tokenizer's, as the JSON body's.
+_COMPACT = frozenset({"json_body", "prose", "cdata", "json", "python_value"})
 #: Characters of the drawing's own notation (explained in the legend); any other
 #: character outside Latin-1 is named by code point there, since it may render as an
 #: empty box without a CJK font.
