@@ -185,7 +185,8 @@ class ToolCallAbandoned:
     the ``Diagnostic`` that follows and says why (``malformed_block``,
     ``unterminated_block``, ``block_too_large``, ``unknown_tool``); ``raw``: the input of
     the call's markup read so far (for the first abandoned call of a block, from the
-    block's open on; for the last, up to where the block was given up). The arguments
+    block's open on; for the last, up to where the block was given up, or to its close
+    when the block was read on past its failure: docs/abandoned-calls.md). The arguments
     fragments already streamed for ``index`` never form a complete JSON object: a
     call's closing ``}`` is sent only with its ``ToolCall``."""
 

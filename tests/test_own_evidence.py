@@ -14,9 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, strategies as st
 
 import callsieve
-from strategies import calls, codes, run, texts
+from strategies import any_dialect, calls, chunks, codes, document, run, texts
 from test_shown_once import assert_shown_once
 
 SIZES = [0, 1, 4]
@@ -209,3 +210,57 @@ def test_a_block_given_up_whose_close_never_comes_ends_where_it_failed(strict: b
     for events in each(cut, dialects=["hermes"], strict=strict):
         assert calls(events) == [] and texts(events) == "A junk and more"
         assert codes(events) == ["malformed_block"]
+
+
+# ---------------------------------------------------------------- the strict-vs-lenient property
+def spans(events: list[callsieve.Event]) -> list[tuple[str, int, int, bool]]:
+    """Each call's (name, start, end, completed): the span of the input its
+    ``ToolCall``'s (or ``ToolCallAbandoned``'s) raw holds (the events' raws, in order,
+    are the input)."""
+    at, out = 0, []
+    for e in events:
+        if isinstance(e, (callsieve.ToolCall, callsieve.ToolCallAbandoned)):
+            out.append((e.name, at, at + len(e.raw), isinstance(e, callsieve.ToolCall)))
+        at += len(e.raw)
+    return out
+
+
+@st.composite
+def broken_documents(draw: st.DrawFn) -> tuple[str, list[str] | None]:
+    """One or two well-formed documents (of any dialects), then a few characters cut
+    out or a marker's worth of junk put in, anywhere: markup a tolerance may read."""
+    ds = draw(st.lists(any_dialect, min_size=1, max_size=2))
+    doc = "".join(draw(document(d))[0] + draw(st.sampled_from(["", " ", "\n\n", " so "])) for d in ds)
+    for _ in range(draw(st.integers(1, 2))):
+        k = draw(st.integers(0, len(doc)))
+        if draw(st.booleans()):
+            doc = doc[:k] + doc[k + draw(st.integers(1, 14)) :]
+        else:
+            doc = doc[:k] + draw(st.sampled_from(["x", "</", "<", "\n", "]]>", "<tool_call>", "</tool_call>"])) + doc[k:]
+    return doc, draw(st.sampled_from([list(dict.fromkeys(d.name for d in ds)), None]))
+
+
+@given(st.data())
+def test_lenient_yields_every_call_strict_yields_and_only_calls_of_their_own_markup(data: st.DataObject) -> None:
+    """Issue 23, the strict-vs-lenient property: on any document (here: well-formed ones
+    broken anywhere) the lenient sieve yields every call the strict one yields (same
+    name, same place; its arguments differ only where a tolerance says so), never
+    fewer; and a call only the lenient one yields stands on markup of its own: it
+    overlaps no strict call's markup, and a tolerance said what it assumed."""
+    doc, dialects = data.draw(broken_documents())
+    chunked = data.draw(chunks(doc))
+    strict = run(chunked, dialects=dialects, strict=True)
+    lenient = run(chunked, dialects=dialects)
+    assert_shown_once(lenient, doc)
+    assert_shown_once(strict, doc)
+    s_calls = [(n, a, b) for n, a, b, done in spans(strict) if done]
+    l_calls = [(n, a, b) for n, a, b, done in spans(lenient) if done]
+    tolerated = [e for e in lenient if isinstance(e, callsieve.Diagnostic) and e.severity == "tolerated"]
+    by_start = {(n, a): (b, args) for (n, a, b), (_n, args) in zip(l_calls, calls(lenient))}
+    for (name, start, _end), (_name, args) in zip(s_calls, calls(strict)):
+        assert (name, start) in by_start, (name, start, l_calls)
+        assert by_start[(name, start)][1] == args or tolerated
+    for name, start, end in l_calls:
+        if not any((name, start) == (n, a) for n, a, _b in s_calls):
+            assert not any(a < end and start < b for _n, a, b in s_calls), (name, start, end, s_calls)
+            assert tolerated, (name, start, end)
