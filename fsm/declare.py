@@ -28,6 +28,9 @@ class Declaration:
     run_forms: dict[str, str] = field(default_factory=lambda: dict(RUN_FORMS), compare=False, hash=False)
     #: state → the method of its state run (``Region.state_runs``)
     state_runs: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    #: States a sieve may begin in besides ``initial`` (the first: where it begins by
+    #: default, ``start`` where a block its own body opens is listened for).
+    entries: tuple[str, ...] = ()
 
     @property
     def char_triggers(self) -> tuple[str, ...]:
@@ -114,7 +117,7 @@ def _check_reachable(decl: Declaration) -> None:
             continue
         succ[t.source].add(t.dest)
         pred[t.dest].add(t.source)
-    starts = {decl.initial} | ({"in_reasoning"} if "in_reasoning" in succ else set())
+    starts = {decl.initial, *decl.entries} | ({"in_reasoning"} if "in_reasoning" in succ else set())
     seen = _closure(starts, succ)
     unreachable = [s.name for s in decl.states if s.name not in seen]
     if unreachable:

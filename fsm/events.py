@@ -169,6 +169,11 @@ SEVERITY: dict[str, Severity] = {
     "lone_surrogate": "tolerated",
     "raw_control_character": "tolerated",
     "duplicate_call_id": "tolerated",
+    # value grammars (issue 21): one call refused while its block stands; LFM2's repairs
+    "malformed_call": "dropped",
+    "raw_newline_in_string": "tolerated",
+    "leading_zero_number": "tolerated",
+    "keyword_argument_name": "tolerated",
 }
 
 

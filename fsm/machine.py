@@ -66,7 +66,7 @@ from callsieve import generated
 from callsieve.declare import Declaration, validate
 from dataclasses import replace
 
-from callsieve.grammar.api import Body, Dialect, JsonValue, Marker, Raw
+from callsieve.grammar.api import Body, Dialect, JsonValue, Marker, Raw, validate_marker
 from callsieve.grammar.cdata import CDATA_OPEN
 from callsieve.grammar.errors import GrammarError
 from callsieve.grammar.states import (
@@ -89,7 +89,7 @@ from callsieve.grammar.states import (
     on,
 )
 from callsieve.matcher import Entry, Matcher, continuation
-from callsieve.regions import ModelBase, capture, cdata, header, json_body, json_value, prose, python_value, reasoning, tag, value
+from callsieve.regions import ModelBase, capture, cdata, header, json_body, json_value, prose, python_value, reasoning, start, tag, value
 from callsieve.regions.block import REST_STATE, position_rules, position_state, rest_region, rest_rows, rest_scope
 from callsieve.regions.engine import ENGINE_MODELS, EngineModel
 from callsieve.regions.tag import Fork, ForkCandidate
@@ -159,6 +159,12 @@ class Machine:
     #: an interpreted subclass sends every call between them through Python.)
     runner_model: type = EngineModel
 
+    @property
+    def start(self) -> str:
+        """The state a sieve begins in: ``start`` where a block its own body opens is
+        listened for (callsieve.regions.start), else ``text``."""
+        return self.decl.entries[0] if self.decl.entries else self.decl.initial
+
 
 #: ``Sieve(calls_in_reasoning=...)``: whether a tool-call block inside unclosed
 #: reasoning is a call (ending the reasoning) as each dialect declares, always, or never.
@@ -167,8 +173,12 @@ CALLS_IN_REASONING = ("dialect", "call", "reasoning")
 
 class _Composer:
     def __init__(self, dialects: tuple[Dialect, ...], think: bool, calls_in_reasoning: str = "dialect",
-                 strict: bool = False) -> None:
+                 strict: bool = False, bare: bool = True) -> None:
         self.dialects = dialects
+        #: With the blocks their own body opens (listened for where the response begins).
+        self.bare = bare
+        #: Those blocks' first leaves, when there are any (the ``start`` state is then in).
+        self.body_openers: list[tuple[Layout, Leaf]] = []
         self.think = think
         self.calls_in_reasoning = calls_in_reasoning
         #: the reasoning states (their family's), when the reasoning region is in
@@ -287,8 +297,12 @@ class _Composer:
 
     # ------------------------------------------------------------ composition
     def compose(self) -> Machine:
-        layouts = tuple(compile_dialect(d, self.strict) for d in _blocks_counted_once(self.dialects))
+        layouts = tuple(compile_dialect(d, self.strict, self.bare) for d in _blocks_counted_once(self.dialects))
         regions: list[Region] = [prose.REGION, tag_region()]
+        self.body_openers = [(layout, lf) for layout in layouts for lf in layout.openers
+                             if lf.marker is None and lf.spec.block.prose] if self.bare else []
+        if self.body_openers:
+            regions.append(start.REGION)
         declared = tuple(r for d in self.dialects for r in d.reasoning)
         if self.think and declared:
             rr = reasoning.region(declared)
@@ -300,6 +314,9 @@ class _Composer:
             regions.append(cdata.REGION)
         if any(d.has_json_values() for d in self.dialects):
             regions.append(json_value.REGION)
+        if any(lf.kind == "block_close" for layout in layouts for lf in layout.leaves):
+            # (before the bodies' regions: so drawn, no label of the overview overlaps another)
+            regions.append(rest_region())
         # The regions the bodies name, each once (the engine's first, in their order),
         # with the leaves each reads.
         named: list[Region] = []
@@ -328,8 +345,6 @@ class _Composer:
                 self.guards.update(guards)
                 name, act = header.use_action(h)
                 self.actions[name] = act
-        if any(lf.kind == "block_close" for layout in layouts for lf in layout.leaves):
-            regions.append(rest_region())
         self.real_openers = _real_openers(layouts)
         self.message_ends = _message_ends(self.dialects)
         for r in regions:
@@ -345,7 +360,12 @@ class _Composer:
                 self.models.append(r.model)
             for ls in r.listens:
                 assert isinstance(ls.marker, Marker)
-                self.listen(ls.origin, ls.marker, [((), ls.dest, tuple(ls.actions))])
+                rows: list[tuple[tuple[str, ...], str, tuple[str, ...]]] = [((), ls.dest, tuple(ls.actions))]
+                if self.body_openers and r.name == "reasoning" and ls.origin != "text" and ls.dest == "text":
+                    # Reasoning that closes before anything visible was written leaves the
+                    # response at its start, where a block its own body opens may stand.
+                    rows.insert(0, (("at_response_start",), "start", tuple(ls.actions)))
+                self.listen(ls.origin, ls.marker, rows)
                 owners = {d.name for d in self.dialects for x in d.reasoning if ls.marker in (x.open, x.close)}
                 if len(owners) == 1 and r.name == "reasoning":  # rule 2 counts it as that dialect's
                     self.owner[f"hit:{ls.origin}:{ls.marker.shown()}"] = owners.pop()
@@ -546,7 +566,7 @@ class _Composer:
                 if q.marker is not None:
                     self.structural("in_capture", q, layout, scope=lf.name, first=("end_capture",))
         self.scoped_entries.setdefault("in_capture", {}).setdefault(lf.name, [])
-        self._gives_way("in_capture", ("abort_block", "reprocess"), scope=lf.name)
+        self._gives_way("in_capture", ("abort_at_opener", "reprocess"), scope=lf.name)
         g = f"capture:{lf.name}"
         self.guards[g] = generated.capture_guard(lf.name)
         if body.end_chars:
@@ -574,8 +594,9 @@ class _Composer:
         self.listen(origin, opener, [((), "text", actions)], scope=scope, prefixed=True)
 
     def _opener_groups(self, layouts: tuple[Layout, ...]) -> list[list[tuple[Layout, Leaf]]]:
-        """Block openers in prose, those that read the same text together."""
-        openers = [(layout, lf) for layout in layouts for lf in layout.openers if lf.spec.block.prose]
+        """Block openers in prose, those that read the same text together (a block its
+        own body opens is opened where the response begins: ``_body_openers``)."""
+        openers = [(layout, lf) for layout in layouts for lf in layout.openers if lf.spec.block.prose and lf.marker is not None]
         groups: list[list[tuple[Layout, Leaf]]] = []
         for item in openers:
             for g in groups:
@@ -586,8 +607,40 @@ class _Composer:
                 groups.append([item])
         return groups
 
+    def _body_openers(self) -> None:
+        """Blocks their own body opens: each body's lead is listened for where the
+        response begins (``start``); complete, it opens the block and is read again by
+        the body (``open_by_body``)."""
+        for layout, lf in self.body_openers:
+            block = lf.spec.block
+            where = f"dialect {layout.dialect.name}, block {lf.spec.prefix.rstrip('.')}"
+            if lf.body is None:
+                raise GrammarError(f"{where}: a bare block (open=None) begins with {lf.label()!r}, which is neither a "
+                                   "marker nor a body (rule: a block opens at a marker, or at a body where the "
+                                   "response begins); fix: give the block an open marker")
+            lead = block.decide if block.decide is not None else getattr(lf.body, "lead", None)
+            if lead is None:
+                raise GrammarError(
+                    f"{where}: its body {lf.label()!r} opens it, and nothing says what that body begins with (rule: a "
+                    "block its own body opens is told by the body's lead, where the response begins); fix: declare "
+                    "Block(decide=Marker(...)) with the pattern the body begins with, or use a body that opens a "
+                    "block (JsonCall, JsonCalls, PythonCalls, a Body with lead=)"
+                )
+            validate_marker(lead, f"{where}, lead {lead.shown()!r}")
+            for other, _rows in self.entries.get("start", []):
+                if _cross_match(other.marker, lead):
+                    raise GrammarError(
+                        f"{where}: its lead {lead.shown()!r} reads the same text as {other.marker.shown()!r}, which "
+                        "another block opened by its own body begins with (rule: where the response begins, what a "
+                        "body begins with tells the block); fix: enable one of the two dialects, or give one "
+                        "Block(decide=...)"
+                    )
+            self.listen("start", lead, [((), entry_of(lf), ("open_by_body", "reprocess"))], Act(lf, (), lf))
+            self.owner[f"hit:start:{lead.shown()}"] = layout.dialect.name
+
     def _openers(self, layouts: tuple[Layout, ...]) -> None:
         """Block openers in prose; those several dialects share become forks."""
+        self._body_openers()
         for g in self.groups:
             for origin in ("text", *self._in_reasoning(g)):
                 first = ("reasoning_ends_at_call",) if origin != "text" else ()
@@ -749,7 +802,8 @@ class _Composer:
         if REST_STATE in names:
             self.rules += rest_rows(self.rules)  # (after every row that gives a block up is made)
         transitions = _expand(self.rules, triggers, start_classes)
-        decl = Declaration(tuple(self.states), tuple(transitions), "text", classes, self.run_forms, self.state_runs)
+        decl = Declaration(tuple(self.states), tuple(transitions), "text", classes, self.run_forms, self.state_runs,
+                           ("start",) if self.body_openers else ())
         ns: dict[str, Any] = dict(self.guards)
         ns.update(self.actions)
         ns["__module__"] = __name__
@@ -963,19 +1017,20 @@ def _check_rule2(decl: Declaration, matchers: dict[str, Matcher], scoped: dict[s
 
 @lru_cache(maxsize=64)
 def compose(dialects: tuple[Dialect, ...], think: bool = True, calls_in_reasoning: str = "dialect",
-            strict: bool = False) -> Machine:
+            strict: bool = False, bare: bool = True) -> Machine:
     """The machine for these dialects (and their reasoning region unless ``think=False``;
     ``calls_in_reasoning``: one of :data:`CALLS_IN_REASONING`; ``strict``: without any
-    tolerance the grammar declares)."""
+    tolerance the grammar declares; ``bare``: with the blocks their own body opens,
+    where the response begins)."""
     if calls_in_reasoning not in CALLS_IN_REASONING:
         raise GrammarError(f"calls_in_reasoning={calls_in_reasoning!r}: one of {CALLS_IN_REASONING}")
-    return _Composer(dialects, think, calls_in_reasoning, strict).compose()
+    return _Composer(dialects, think, calls_in_reasoning, strict, bare).compose()
 
 
 def declare(dialects: tuple[Dialect, ...], think: bool = True, calls_in_reasoning: str = "dialect",
-            strict: bool = False) -> Declaration:
+            strict: bool = False, bare: bool = True) -> Declaration:
     """The declaration of :func:`compose` (states and transitions as data)."""
-    return compose(dialects, think, calls_in_reasoning, strict).decl
+    return compose(dialects, think, calls_in_reasoning, strict, bare).decl
 
 
 def build_machine(decl: Declaration, model: Any, initial: str | None = None, graph: bool = False) -> Any:

@@ -49,6 +49,7 @@ COMPILED_MODULES = (
     "callsieve.regions.json_body",
     "callsieve.regions.python_value",
     "callsieve.regions.header",
+    "callsieve.regions.start",
     "callsieve.regions.engine",
 )
 

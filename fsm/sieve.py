@@ -136,6 +136,11 @@ class Sieve:
       leaked DSML misspellings, Python-style values, arguments wrapped once): such
       markup is then read by the format alone, and what it does not allow is text.
       Default False: tolerated, each time with a Diagnostic saying what was assumed.
+    bare_calls: read calls that no marker opens, where the response begins (Llama's bare
+      ``{"name": …, "parameters": …}``, a bare pythonic ``[f(a=1)]``): ``None`` (default)
+      does when ``tools`` is given (the first call must then name a known tool) or when
+      ``dialects`` names the dialects, and not for ``Sieve()`` with neither: a JSON
+      answer the user asked for stays text. True or False decides it.
 
     Bad option values raise :class:`callsieve.InvalidOptionError` (a ``ValueError``)
     here, and bad tool schemas :class:`callsieve.InvalidToolSchemaError`, never
@@ -157,6 +162,7 @@ class Sieve:
         id_prefix: str | None = None,
         runner: RunnerName = "compiled",
         strict: bool = False,
+        bare_calls: bool | None = None,
     ) -> None:
         for name, value in (("on_malformed", on_malformed), ("unknown_tool", unknown_tool), ("runner", runner),
                             ("calls_in_reasoning", calls_in_reasoning)):
@@ -169,8 +175,16 @@ class Sieve:
                 raise InvalidOptionError(f"{name}={flag!r}: must be True or False")
         if id_prefix is not None and not isinstance(id_prefix, str):
             raise InvalidOptionError(f"id_prefix={id_prefix!r}: must be a str or None")
+        if bare_calls is not None and not isinstance(bare_calls, bool):
+            raise InvalidOptionError(f"bare_calls={bare_calls!r}: must be True, False or None")
         self.dialects = resolve(dialects)
-        self.machine = compose(self.dialects, bool(reasoning), calls_in_reasoning, strict)
+        if bare_calls is None:
+            # Calls with no marker of their own only on evidence that calls are expected:
+            # tools to call, or formats named (a JSON answer to Sieve() stays text).
+            bare_calls = tools is not None or dialects is not None
+        #: Whether this sieve reads calls no marker opens (``bare_calls``, as decided).
+        self.bare_calls: bool = bare_calls
+        self.machine = compose(self.dialects, bool(reasoning), calls_in_reasoning, strict, bare_calls)
         config = Config(
             matchers=self.machine.matchers,
             scoped=self.machine.scoped,
@@ -186,7 +200,7 @@ class Sieve:
         # methods to the instance); the compiled runner's is ``runner_model``.
         model = self.machine.model if runner == "reference" else self.machine.runner_model
         self._ctx: ModelBase = model(config)
-        initial = "text"
+        initial = self.machine.start
         if start_in_reasoning:
             if not reasoning:
                 raise InvalidOptionError("start_in_reasoning=True needs reasoning=True")

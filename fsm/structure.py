@@ -301,11 +301,51 @@ def _bodies(v: Value) -> tuple[ValueBody, ...]:
     return v.bodies() if isinstance(v, Choose) else (v,)
 
 
-def compile_dialect(d: Dialect, strict: bool = False) -> Layout:
+def _first_nodes(n: object) -> tuple[list[object], bool]:
+    """The leaves (markers, bodies) a structure node may begin with, and whether it may
+    be empty."""
+    if isinstance(n, Opt):
+        return _first_nodes(n.item)[0], True
+    if isinstance(n, Many):
+        got, empty = _first_nodes(n.item)
+        return got, empty or n.min == 0
+    if isinstance(n, Alt):
+        out: list[object] = []
+        empty = False
+        for x in n.items:
+            got, e = _first_nodes(x)
+            out += got
+            empty = empty or e
+        return out, empty
+    if isinstance(n, Seq):
+        out = []
+        for x in n.items:
+            got, e = _first_nodes(x)
+            out += got
+            if not e:
+                return out, False
+        return out, True
+    if isinstance(n, Call):
+        return _first_nodes(Seq(*((n.open,) if n.open is not None else ()), *n.items))
+    if isinstance(n, Param):
+        return [n.open], False
+    return [n], False
+
+
+def opened_by_body(block: Block, only: bool = False) -> bool:
+    """A bare block that may begin with a body, no marker (Llama's bare JSON, a bare
+    pythonic list): its body opens it, only where the response begins. ``only``: it may
+    begin with nothing else (no marker of its own opens it either)."""
+    firsts = _first_nodes(block.body)[0]
+    bodies = [x for x in firsts if not isinstance(x, Marker)]
+    return block.open is None and bool(bodies) and (not only or len(bodies) == len(firsts))
+
+
+def compile_dialect(d: Dialect, strict: bool = False, bare: bool = True) -> Layout:
     """Compile ``d``'s blocks into positions; raise GrammarError naming what is ambiguous.
     ``strict``: without the tolerances the grammar declares (bare blocks that are
     deviations, implied call closes; the composer leaves out variants and implied
-    value closes)."""
+    value closes). ``bare``: with the blocks their own body opens (else left out)."""
     b = _Builder(d, strict)
     layout = Layout(d)
     ends: dict[int, set[int]] = {}  # block index → leaves that may end it
@@ -313,6 +353,8 @@ def compile_dialect(d: Dialect, strict: bool = False) -> Layout:
     for i, block in enumerate(d.blocks):
         if strict and block.tolerance:
             continue
+        if not bare and opened_by_body(block, only=True):
+            continue  # (a block a marker may open too keeps it: only its body's opening is left out)
         prefix = f"{d.name}." + (f"{block.name}." if block.name else ("" if i == 0 else f"block{i}."))
         spec = BlockSpec(d, block, prefix)
         specs.append(spec)

@@ -378,6 +378,9 @@ class JsonCall:
     begin: ClassVar[str] = "json_begin"
     first: ClassVar[str] = "{"
     reads: ClassVar[str] = "call"
+    #: What begins it where it opens a block of its own (``Block(None, JsonCall())``):
+    #: see ``Body.lead``.
+    lead: ClassVar[Marker | None] = Marker(r"\{", ("{",), "{")
 
 
 @dataclass(frozen=True)
@@ -392,6 +395,7 @@ class JsonCalls:
     begin: ClassVar[str] = "json_begin"
     first: ClassVar[str] = "["
     reads: ClassVar[str] = "calls"
+    lead: ClassVar[Marker | None] = Marker(r"\[[ \t\r\n]*\{", ("[{", "[ {", "[\n{"), "[{")
 
 
 @dataclass(frozen=True)
@@ -413,6 +417,10 @@ class PythonCalls:
     begin: ClassVar[str] = "py_begin"
     first: ClassVar[str] = "["
     reads: ClassVar[str] = "calls"
+    #: ``[``, a name and its ``(``: a list that begins so is calls, not prose
+    #: (``[see above]``) nor a Mistral ``[TOOL_CALLS]``.
+    lead: ClassVar[Marker | None] = Marker(r"\[[ \t\r\n]*[A-Za-z_][A-Za-z0-9_]{0,127}[ \t]*\(",
+                                           ("[f(", "[ get_weather (", "[\nf("), "[f(…")
 
 
 @dataclass(frozen=True)
@@ -427,6 +435,7 @@ class PythonCall:
     begin: ClassVar[str] = "py_begin"
     first: ClassVar[str] = ""
     reads: ClassVar[str] = "call"
+    lead: ClassVar[Marker | None] = None
 
 
 @dataclass(frozen=True)
@@ -445,6 +454,9 @@ class Body:
       else begin too ("" : any character that begins no marker there).
     reads: what the body gives: ``"args"`` (the arguments of the call it stands in),
       ``"call"`` (one whole call: it makes the call) or ``"calls"`` (several).
+    lead: the pattern the body begins with where it opens a block of its own (a bare
+      ``Block(None, ...)`` it begins: Llama's ``{"name": …}``), read only where the
+      response begins; ``Block.decide`` overrides it. None: it opens no block.
     """
 
     region: Region | str
@@ -453,6 +465,7 @@ class Body:
     first: str = ""
     reads: str = "args"
     label: str = "body"
+    lead: Marker | None = None
 
 
 #: A parameter value's body.

@@ -24,14 +24,17 @@ from callsieve.grammar import (
     kimi_k2,
     kimi_k3,
     lfm2,
+    llama3_json,
     longcat,
     minimax_m2,
     mistral,
     nemotron,
     olmo3,
+    pythonic,
     qwen3_coder,
     seed_oss,
     step3,
+    xlam,
     xml,
 )
 from callsieve.grammar.api import Dialect, validate
@@ -46,7 +49,7 @@ REGISTRY: dict[str, Dialect] = {
         granite.DIALECT, granite.DIALECT_20B, nemotron.DIALECT, cohere_command.DIALECT, seed_oss.DIALECT,
         internlm.DIALECT, hunyuan.DIALECT, step3.DIALECT, longcat.DIALECT, gigachat3.DIALECT, inkling.DIALECT,
         kimi_k3.DIALECT, apertus.DIALECT, lfm2.DIALECT, ernie45.DIALECT, olmo3.DIALECT,
-        gemma4.DIALECT,
+        gemma4.DIALECT, llama3_json.DIALECT, pythonic.DIALECT, xlam.DIALECT,
     )
 }
 #: The built-in names; ``Sieve()`` (dialects=None) enables these, not registered extras.
@@ -62,6 +65,11 @@ LONG_TAIL: tuple[str, ...] = BUILTIN[BUILTIN.index("granite"):]
 #: from a server's parser is one name. Sources: shared/reference/dialects.md §11 and
 #: dialects-long-tail.md §0.
 ALIASES: dict[str, str] = {
+    # Llama 3.x / 4 JSON (vLLM llama3_json, llama4_json; SGLang llama3)
+    "llama3": "llama3_json",
+    "llama4_json": "llama3_json",
+    # Python call lists (vLLM pythonic, llama4_pythonic; SGLang pythonic)
+    "llama4_pythonic": "pythonic",
     # DeepSeek V3.2 and V4 DSML (vLLM deepseek_v32, SGLang deepseekv32/deepseekv4)
     "deepseek_v32": "dsml",
     "deepseekv32": "dsml",

@@ -7,6 +7,7 @@ well-formed blocks, and the characters the machine branches on, cut at random.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
@@ -301,6 +302,17 @@ def _prefix_chars(d: Dialect) -> frozenset[str]:
     return frozenset(c for m in _walk_markers(d.blocks) for p in m.prefixes for c in first_chars(p.pattern) or ())
 
 
+@functools.lru_cache(maxsize=None)
+def _continuation_chars(d: Dialect) -> frozenset[str]:
+    """The first characters of the markers that may go on with a block of ``d`` where it
+    may also end (the block then ends only where what follows is none of them)."""
+    from callsieve.structure import compile_dialect
+
+    layout = compile_dialect(d)
+    return frozenset(c for pos in layout.positions if pos.can_end for lf in pos.follow if lf.marker is not None
+                     for c in lf.marker.start_chars())
+
+
 @st.composite
 def _document(draw: st.DrawFn, d: Dialect) -> tuple[str, Expected]:
     assert d.render is not None
@@ -313,9 +325,14 @@ def _document(draw: st.DrawFn, d: Dialect) -> tuple[str, Expected]:
     # generator keeps it unambiguous.
     bare = any(b.open is None or b.close is None or b.close_optional for b in d.blocks)
     stray = _prefix_chars(d)
+    goes_on = _continuation_chars(d)
     for k in range(draw(st.integers(0, 3))):
         prose = draw(PROSE)
         if bare and k and prose and not prose.strip():
+            prose = "." + prose
+        if k and prose.lstrip()[:1] in goes_on:
+            # Prose right after such a block that begins with a marker that may go on
+            # with it (Llama's ";" between calls) is read as the block's: not prose.
             prose = "." + prose
         if prose and prose[-1] in stray:
             # Right before a marker, a character a marker may carry as a tolerated
@@ -332,6 +349,8 @@ def _document(draw: st.DrawFn, d: Dialect) -> tuple[str, Expected]:
         pieces.append(d.render([(n, p) for n, p, _ in block_calls], variant))
         calls += [(n, a) for n, _, a in block_calls]
     tail = draw(PROSE)
+    if pieces and tail.lstrip()[:1] in goes_on:
+        tail = "." + tail
     pieces.append(d.wrap_text(tail, draw(st.integers(0, 7))) if d.wrap_text and draw(st.booleans()) else tail)
     text.append(tail)
     return "".join(pieces), Expected("".join(text), calls)

@@ -247,7 +247,7 @@ def test_an_alias_and_its_dialect_together_are_one_dialect_given_twice() -> None
     (lambda: callsieve.parse("x", calls_in_reasonning="call"),
      "parse() got an unexpected keyword argument 'calls_in_reasonning' (did you mean 'calls_in_reasoning'?)"),
     (lambda: callsieve.Sieve(colour="blue"),
-     "Sieve() got an unexpected keyword argument 'colour'; its options: calls_in_reasoning, dialects, id_prefix, "),
+     "Sieve() got an unexpected keyword argument 'colour'; its options: bare_calls, calls_in_reasoning, dialects, "),
 ])
 def test_a_misspelt_keyword_is_answered_with_the_nearest_option(call: Any, message: str) -> None:
     with pytest.raises(TypeError) as raised:

@@ -476,3 +476,15 @@ def test_diagram_command_rejects_unknown_dialects_and_formats(capsys: pytest.Cap
     assert cli_main(["diagram", "--dialect", "nope", "--out", "-"]) == 2
     assert cli_main(["diagram", "--format", "gif", "--out", "-"]) == 2
     assert "unknown" in capsys.readouterr().err
+
+
+def test_a_value_grammar_a_dialect_brings_is_drawn_compactly() -> None:
+    """Gemma's object syntax (``Dialect.regions``) is a tokenizer like the JSON body:
+    its states list their moves inside themselves and the arrows between them carry no
+    label (in the overview, key <-> value labels overlapped otherwise)."""
+    for name in ("overview", "dialect-gemma4"):
+        dot = committed(BY_NAME[name])
+        node = next(m.group(0) for m in re.finditer(r'^\s*"gemma4\.key" \[.*$', dot, re.M))
+        assert "→ <b>gemma4.value</b>" in node, name
+        edge = next(m.group(0) for m in re.finditer(r'^\s*"gemma4\.key" -> "gemma4\.value" \[.*$', dot, re.M))
+        assert "label=" not in edge, name

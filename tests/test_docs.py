@@ -28,6 +28,10 @@ PRODUCES: dict[str, tuple[str, dict[str, Any]]] = {
                           "<|tool_call_end|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}<|tool_call_end|>"
                           "<|tool_calls_section_end|>", {}),
     "raw_control_character": ('<tool_call>{"name": "f", "arguments": {"n": "a\tb"}}</tool_call>', {}),
+    "malformed_call": ("<|python_start|>[f(a=1), g(b=x)]<|python_end|>", {"dialects": ["pythonic"]}),
+    "raw_newline_in_string": ('<|python_start|>[f(a="x\ny")]<|python_end|>', {"dialects": ["pythonic"]}),
+    "leading_zero_number": ("<|python_start|>[f(month=07)]<|python_end|>", {"dialects": ["pythonic"]}),
+    "keyword_argument_name": ("<|python_start|>[f(from=1)]<|python_end|>", {"dialects": ["pythonic"]}),
     "stray_reasoning_close": ("hmm</think>answer", {}),
     "reasoning_closed_by_call": ('<think>hmm <tool_call>{"name": "f", "arguments": {}}</tool_call>', {}),
     "missing_block_open": ("<function=f>\n<parameter=n>\n1\n</parameter>\n</function>", {}),

@@ -202,6 +202,59 @@ EXAMPLES = [
         "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call><tool_call>get_time</tool_call>",
         [("get_weather", {"city": "Paris"}), ("get_time", {})], reads_as="glm45",
     ),
+    Example(  # §1: bare, where the response begins (asked for: bare_calls, as tools= or a named dialect do)
+        "llama3_json", "llama3_json",
+        '{"name": "get_weather", "parameters": {"city": "Paris"}}',
+        [("get_weather", {"city": "Paris"})], kw={"bare_calls": True},
+    ),
+    Example(  # §1: the optional token, two calls, "; " between them
+        "llama3_json_tag", "llama3",
+        '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}; '
+        '{"name": "get_time", "parameters": {"tz": "Europe/Paris"}}',
+        [("get_weather", {"city": "Paris"}), ("get_time", {"tz": "Europe/Paris"})], reads_as="llama3_json",
+    ),
+    Example(  # §1: Llama 4 JSON, "arguments" for "parameters", end of turn
+        "llama4_json", "llama4_json",
+        '  {"name": "get_time", "arguments": {"tz": "CET"}}<|eot_id|>',
+        [("get_time", {"tz": "CET"})], "  ", reads_as="llama3_json", kw={"bare_calls": True},
+    ),
+    Example(  # §2
+        "pythonic", "pythonic",
+        '[get_weather(city="Paris", unit="celsius")]',
+        [("get_weather", {"city": "Paris", "unit": "celsius"})], kw={"bare_calls": True},
+    ),
+    Example(  # §2: two calls, a dict and a list argument (bracket depth, not the first "]")
+        "llama4_pythonic", "llama4_pythonic",
+        '[get_weather(city="Paris"), get_time(tz="Europe/Paris", opts={"fmt": "24h"}, days=[1, 2])]',
+        [("get_weather", {"city": "Paris"}), ("get_time", {"tz": "Europe/Paris", "opts": {"fmt": "24h"}, "days": [1, 2]})],
+        reads_as="pythonic", kw={"bare_calls": True},
+    ),
+    Example(  # §2: Llama 4's wrapper, which may stand after text
+        "llama4_pythonic_wrapped", "pythonic",
+        'Checking.<|python_start|>[get_weather(city="Paris")]<|python_end|>',
+        [("get_weather", {"city": "Paris"})], "Checking.",
+    ),
+    Example(  # §19: the bare array, where the response begins
+        "xlam", "xlam",
+        '[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_time", "arguments": {"tz": "CET"}}]',
+        WEATHER_TIME, kw={"bare_calls": True},
+    ),
+    Example(  # §19: after </think>, the response still begins
+        "xlam_think", "xlam",
+        '<think>Both tools.</think>\n[{"name": "get_weather", "arguments": {"city": "Paris"}}]',
+        [("get_weather", {"city": "Paris"})], "\n", "Both tools.", kw={"bare_calls": True},
+    ),
+    Example(  # §19: in <tool_call>, Granite's block (with both enabled, Granite's calls)
+        "xlam_tag", "xlam",
+        '<tool_call>[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_time", "arguments": {"tz": "CET"}}]'
+        "</tool_call>",
+        WEATHER_TIME, all_reads_as="granite",
+    ),
+    Example(  # §19: after [TOOL_CALLS], Mistral's block (with both enabled, Mistral's calls)
+        "xlam_tool_calls", "xlam",
+        'Sure. [TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}]',
+        [("get_weather", {"city": "Paris"})], "Sure. ", all_reads_as="mistral",
+    ),
     Example(  # §25
         "inkling", "inkling",
         '<|message_model|>get_weather<|content_invoke_tool_json|>{"name":"get_weather","args":{"city":"Paris"}}<|end_message|>',
@@ -267,6 +320,12 @@ SERVER_NAMES = {
     "olmo3": "olmo3",
     "gemma4": "gemma4",
     "functiongemma": "gemma4",
+    "llama3_json": "llama3_json",
+    "llama4_json": "llama3_json",
+    "llama3": "llama3_json",
+    "pythonic": "pythonic",
+    "llama4_pythonic": "pythonic",
+    "xlam": "xlam",
 }
 
 

@@ -141,6 +141,15 @@ def test_numbers(size: int) -> None:
     })]
 
 
+def test_a_surrogate_pair_is_its_character_and_a_lone_half_is_replaced() -> None:
+    doc = '<calls>[f(a="\\ud83d\\ude00", b="x\\ud83dy", c="\\udc00")]</calls>'
+    events = read(doc, PY, 1)
+    assert calls(events) == [("f", {"a": "😀", "b": "x\ufffdy", "c": "\ufffd"})]
+    assert codes(events) == ["lone_surrogate", "lone_surrogate"]
+    strict = read(doc, PY, strict=True)
+    assert calls(strict) == [] and codes(strict) == ["malformed_block"]
+
+
 def test_words_and_json_words() -> None:
     assert args_of("<calls>[f(a=True, b=False, c=None)]</calls>") == [("f", {"a": True, "b": False, "c": None})]
     assert args_of("<calls>[f(a=true, b=false, c=null, d=True)]</calls>", PYJ) == [("f", {"a": True, "b": False, "c": None, "d": True})]
@@ -251,3 +260,17 @@ def test_python_calls_with_tools_type_nothing_but_report() -> None:
     events = read("<calls>[f(a=1), g()]</calls>", PY, tools=tools)
     assert calls(events) == [("f", {"a": 1}), ("g", {})]
     assert sorted(codes(events)) == ["type_mismatch", "unknown_tool"]
+
+
+@pytest.mark.parametrize("mention", [" then say so.\n", " tags are markup. ", "s, and more: ", " block with the city.\n\n"])
+def test_words_after_a_mentioned_opener_are_no_call_and_the_real_call_after_them_stands(mention: str) -> None:
+    """Before its ``(`` a lone call opened no bracket, so there is no end to skip to: a
+    name followed by anything but ``(`` breaks the body, the opener is text, and the
+    real block after it is read (before, the refused "call" was skipped to the real
+    call's ``)`` and swallowed it; found by test_mention's property on olmo3)."""
+    real = "<function_calls>\n_()\n</function_calls>"
+    for size in (0, 1):
+        events = read("<function_calls>" + mention + real, LINES, size)
+        assert calls(events) == [("_", {})]
+        assert texts(events) == "<function_calls>" + mention
+        assert codes(events) == ["malformed_block"]

@@ -120,6 +120,11 @@ class ModelBase:
         #: append and a query one join.
         self.recent: list[str] = ["\n"]
         self.recent_len = 1
+        #: The line window was cut back once (more was written than it keeps).
+        self.recent_trimmed = False
+        #: Something visible was written (``StartModel.at_response_start``, once it said
+        #: no: the response has begun for good).
+        self.spoke = False
         # runner control
         self.redo = False
         self.pushback = ""
@@ -165,6 +170,7 @@ class ModelBase:
             # (megabytes) to the window first only to cut the window back out of it.
             self.recent = [s[-LINE_TAIL:]]
             self.recent_len = LINE_TAIL
+            self.recent_trimmed = True
             return
         self.recent.append(s)
         self.recent_len += len(s)
@@ -177,6 +183,7 @@ class ModelBase:
         t = "".join(self.recent)[-LINE_TAIL:]
         self.recent = [t]
         self.recent_len = len(t)
+        self.recent_trimmed = True
 
     def recent_text(self) -> str:
         """The last LINE_TAIL or more characters of the document's visible lines, up to

@@ -136,6 +136,11 @@ class Block:
     tolerance: str = ""
     #: A deviation whose close is the evidence: its calls stream once it is read.
     held_back: bool = False
+    #: Opened by its own body where the response begins (``callsieve.regions.start``):
+    #: with ``tools=``, its first call must name a known tool (``proven``) before any of
+    #: it streams; a block never proven is prose that looks like calls (text, ``noise``).
+    by_body: bool = False
+    proven: bool = False
     #: Calls of it were streamed and then abandoned (``ToolCallAbandoned``): what is
     #: still read of it (a spilled block's rest) is never shown as text.
     abandoned: bool = False
@@ -269,6 +274,17 @@ class BlockModel(TagModel):
         call.name = name
         call.known = tools is None or name in tools
         b = self.block
+        if b is not None and b.by_body and not b.proven:
+            # A block its own body opened is a call only on evidence: with tools=, its
+            # first call names a known tool; else it is prose that looks like one (and a
+            # later call that names one proves nothing: ``[{"name": "launch"}, {"name":
+            # "get_time"}]`` was not calls from its first).
+            if not call.known or b.calls[0] is not call:
+                b.malformed_reason = b.malformed_reason or (
+                    f"{name!r} is not in tools: a block with no marker of its own is a call only when its first "
+                    "call names a known tool")
+                return
+            b.proven = True
         if not call.wire_ids and not (b is not None and b.tolerance):
             # (a call of a block that is a deviation starts once more of it is read:
             # a parameter, or its close; prose that mentions a call open streams nothing)
@@ -282,6 +298,8 @@ class BlockModel(TagModel):
         b = self.block
         if b is not None and b.held_back:
             return  # a deviation whose close is the evidence: started when it is read (_emit_calls)
+        if b is not None and b.by_body and not b.proven:
+            return  # no evidence yet that this block is calls (name_call)
         call.started = True
         if self.block is not None and self.block.spilled:
             return  # an overflowed block streams nothing and keeps no calls
@@ -733,9 +751,10 @@ class BlockModel(TagModel):
             if policy == "raise":
                 raise MalformedBlockError(f"{code} at offset {b.start}: {why}", diag)
             return
-        if b.tolerance:
-            # A block that is itself a deviation and did not hold up: the markup was
-            # prose mentioning a marker. It is text, whatever on_malformed says.
+        if b.tolerance or (b.by_body and not b.proven):
+            # A block that is itself a deviation and did not hold up, or one its own body
+            # opened that proved no call: the markup was prose that mentions a marker or
+            # looks like a call. It is text, whatever on_malformed says.
             self._emit(Diagnostic(code, why + "; released as text", b.start, "", "noise"))
             self._text(raw)
             return
@@ -796,6 +815,12 @@ class BlockModel(TagModel):
             self.pushback = self.tag
             self.tag = ""
             self._tag_version += 1
+
+    def abort_at_opener(self, ch: str) -> None:
+        """A real opener where the block's markup is malformed (in a capture): the block
+        is given up there, never read on (``block_rest`` would end at the opener at
+        once); the opener is read again as prose."""
+        self.abort_block(ch)
 
     # ------------------------------------------------- block_rest: read on to the close
     def rest_follows(self, ch: str) -> bool:
@@ -982,7 +1007,7 @@ def rest_region() -> Region:
     # matcher checks such a context's chunk tails exactly; a dead tag's first character
     # is held by ``rest_reject``, its rest read again.)
     states = (StateDecl(st, "a block given up part-way whose calls streamed (or that a policy drops), read on to its "
-                        "close: all of it is the block's markup", in_block=True, owner="block"),)
+                        "close: all of it is the block's markup", in_block=True, owner="block_rest"),)
     rules = (
         *on(st, START, "maybe_tag", "tag_begin", rank=20),
         *on(st, but(START), st, "hold_char", rank=90),

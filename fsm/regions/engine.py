@@ -20,13 +20,15 @@ from callsieve.regions.json_value import JsonModel
 from callsieve.regions.prose import ProseModel
 from callsieve.regions.python_value import PythonValueExtras
 from callsieve.regions.reasoning import ReasoningModel
+from callsieve.regions.start import StartModel
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
-class EngineModel(ProseModel, ReasoningModel, CdataModel, JsonModel, JsonBodyExtras, PythonValueExtras, HeaderModel):
+class EngineModel(ProseModel, ReasoningModel, CdataModel, JsonModel, JsonBodyExtras, PythonValueExtras, HeaderModel,
+                  StartModel):
     """Every engine region's guards and actions (no dialect's: the engine names none)."""
 
 
 #: The engine's region models, in the order EngineModel joins them.
 ENGINE_MODELS: tuple[type, ...] = (ProseModel, ReasoningModel, CdataModel, JsonModel, JsonBodyExtras, PythonValueExtras,
-                                   HeaderModel)
+                                   HeaderModel, StartModel)

@@ -137,6 +137,7 @@ class PythonValueModel(BlockModel):
     pesc = ""  # an escape's digits or name so far
     pesc_need = 0
     pstr = ""  # a key or name string, decoded, so far
+    phigh = ""  # a high surrogate escape waiting for its low half
     pbad = ""  # why the current call is refused, once known (its rest is skipped)
     pfail = ""  # why the block is malformed, once known
     pdepth = 0  # brackets open in a call being skipped
@@ -379,7 +380,8 @@ class PythonValueModel(BlockModel):
     def py_abort(self, ch: str) -> None:
         """What breaks the body itself: the block is malformed."""
         b = self._block()
-        b.malformed_reason = b.malformed_reason or self.pfail or f"unexpected {ch!r} in a Python call list"
+        b.malformed_reason = b.malformed_reason or self.pfail or (
+            f"unexpected {ch!r}: no Python call" if self.py_single(ch) else f"unexpected {ch!r} in a Python call list")
         self.abort_block(ch)
 
     # ------------------------------------------------------------ keywords
@@ -568,6 +570,7 @@ class PythonValueModel(BlockModel):
         self.praw = False
         self.pquotes = 0
         self.pstr = ""
+        self.phigh = ""
 
     def _py_string_role(self) -> None:
         if self.pkey:
@@ -585,11 +588,15 @@ class PythonValueModel(BlockModel):
         self.praw = prefix.lower() == "r"
         self.pquotes = 0
         self.pstr = ""
+        self.phigh = ""
         if prefix.lower() in _REFUSED_PREFIXES:
             self._py_refuse(f"a {prefix}-string is no plain string literal")
 
     def _py_text(self, s: str) -> None:
         """Decoded string content: streamed, or kept (a key, a call object's name)."""
+        if self.phigh:
+            self.phigh = ""
+            self._py_lone_surrogate()
         if self.pkey or self.prole == NAME:
             self.pstr += s
         elif self.prole == EMIT:
@@ -645,6 +652,9 @@ class PythonValueModel(BlockModel):
         self._py_string_done()
 
     def _py_string_done(self) -> None:
+        if self.phigh:
+            self.phigh = ""
+            self._py_lone_surrogate()
         if self.pkey:
             key, self.pstr = self.pstr, ""
             self.py_key_end(key)
@@ -714,7 +724,33 @@ class PythonValueModel(BlockModel):
         if code > 0x10FFFF:
             self._py_refuse(f"\\U{code:08x} is no character")
             return
+        # A surrogate pair written as two escapes is the character it encodes (as JSON
+        # reads it; Python would keep two halves no UTF-8 text can hold). (Compared by
+        # code point: mypyc takes no surrogate in a literal.)
+        if 0xD800 <= code <= 0xDBFF:
+            if self.phigh:
+                self.phigh = ""
+                self._py_lone_surrogate()
+            self.phigh = chr(code)
+            return
+        if 0xDC00 <= code <= 0xDFFF and self.phigh:
+            high, self.phigh = self.phigh, ""
+            self._py_text(chr(0x10000 + ((ord(high) - 0xD800) << 10) + (code - 0xDC00)))
+            return
+        if 0xDC00 <= code <= 0xDFFF:
+            self._py_lone_surrogate()
+            return
         self._py_text(chr(code))
+
+    def _py_lone_surrogate(self) -> None:
+        """Half of a UTF-16 pair, alone: no character, and text holding it cannot be
+        encoded as UTF-8. Strict: the call is refused; else read as U+FFFD, reported."""
+        if self.cfg.strict:
+            self._py_refuse("a lone surrogate escape in a string")
+            return
+        self.tolerate("lone_surrogate", "a Python string held a lone surrogate escape (half of a UTF-16 pair); "
+                      "read as U+FFFD", self.pos)
+        self._py_text("\ufffd")
 
     def py_escape_bad(self, ch: str) -> None:
         """A truncated escape (``\\x4``): no Python string (the call is refused)."""
@@ -983,6 +1019,12 @@ def _rules() -> tuple[Any, ...]:
         # (on every class no unguarded row of the state takes)
         taken = sorted({t for x in r if isinstance(x, Rule) and x.source == n and not x.guards and x.triggers.excluded is None
                         for t in x.triggers.named})
+        if n in ("py_name", "py_name_end"):
+            # Before its ``(`` a lone call opened no bracket: no call's end to skip to
+            # (``then say so`` after a mentioned opener would swallow the real call
+            # after it); the body is no call, as JSON's would be. A list's item ends at
+            # its ``,`` and is refused alone (``a.b(c=1)``).
+            add(on(n, but(*taken), "text", "py_abort", "reprocess", when=["py_single"], rank=98))
         if n in in_call:
             add(on(n, but(*taken), "py_skip", "py_bad", "reprocess", rank=99))
         elif n in ("py_start", "py_calls", "py_after_call"):

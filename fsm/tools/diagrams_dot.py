@@ -70,6 +70,7 @@ from callsieve.tools.diagrams_read import (
 )
 
 _HUB = "maybe_tag"
+_REST = "block_rest"
 _FORK = "fork"
 _BLUE = "#1f5fbf"
 _RED = "#b03a2e"
@@ -88,6 +89,10 @@ _REGIONS: dict[str, tuple[str, str]] = {
     "json_body": ("JSON body, checked token by token: markup in a string is data; "
                   "each state lists its moves (→)", "#e6f0fa"),
     "capture": ("capture: a name or an id between markers", "#f4f4f4"),
+    "block_rest": ("a block given up, read on to its close: its markup, never text", "#fdecea"),
+    "python_value": ("Python calls, read as literals token by token (never eval); "
+                     "each state lists its moves (→)", "#e6f0fa"),
+    "start": ("where the response begins: a block its own body opens", "#eef6ee"),
 }
 _BLOCK = "cluster_block"
 #: Regions drawn compactly (rule 9): the JSON tokenizer's token-by-token moves matter
@@ -98,6 +103,14 @@ _BLOCK = "cluster_block"
 #: escapes), whose moves stacked on the labels of the dialects' positions beside them,
 #: and for the Python-call tokenizer's, as the JSON body's.
 _COMPACT = frozenset({"json_body", "prose", "cdata", "json", "python_value"})
+
+
+def _compact(view: View) -> frozenset[str]:
+    """The owners drawn compactly in ``view``: those above, and the states of a value
+    grammar a dialect brings (``Dialect.regions``, Gemma's object syntax, a user's):
+    a tokenizer too, whose moves between two states stacked their labels on one another
+    in the overview (measured with label_overlaps, gemma4's key and value)."""
+    return _COMPACT | {s.owner for d in view.dialects for r in d.regions for s in r.states}
 #: Characters of the drawing's own notation (explained in the legend); any other
 #: character outside Latin-1 is named by code point there, since it may render as an
 #: empty box without a CJK font.
@@ -657,6 +670,7 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
     # Listed inside their source state: self-loops (rule 7) and, in a compact region,
     # every transition between its states (rule 9); those arrows carry no label.
     owner = {s.name: s.owner for s in decl.states}
+    compact = _compact(view)
     listed: dict[str, list[Edge]] = {}
     for e in edges:
         src = e.sources[0]
@@ -664,7 +678,7 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
             listed.setdefault(src, []).append(e)
     for e in edges:
         src = e.sources[0]
-        if (len(e.sources) == 1 and not e.cluster and src != e.dest and owner.get(src) in _COMPACT
+        if (len(e.sources) == 1 and not e.cluster and src != e.dest and owner.get(src) in compact
                 and owner.get(e.dest) == owner[src]):
             listed.setdefault(src, []).append(e)
     # A compact state's exits out of its box (the JSON body's close into the position
@@ -678,7 +692,7 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
     # several dialects are drawn: one position may lead into several bodies (Mistral's
     # name or array), and their labels stack in the gap beside its box the same way.
     dialect_names = {layout.dialect.name for layout in m.layouts}
-    listing = _COMPACT | (dialect_names if len(dialect_names) > 1 else frozenset())
+    listing = compact | (dialect_names if len(dialect_names) > 1 else frozenset())
     leaving: dict[str, list[Edge]] = {}
     for e in edges:
         src = e.sources[0]
@@ -687,6 +701,12 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
             leaving.setdefault(src, []).append(e)
     exits = {src: es for src, es in leaving.items() if len(es) > 1}
     unlabelled = {id(e) for es in (*listed.values(), *exits.values()) for e in es}
+    # A dialect box's edge into block_rest is the twin of its edge that gives the block
+    # up (the same characters, ``rest_follows`` tried first, ``enter_rest`` before its
+    # actions): in a view of several dialects their labels, one a box, stacked
+    # (measured with label_overlaps). Unlabelled: the legend says so, the tooltip lists
+    # its rows.
+    unlabelled |= {id(e) for e in edges if e.dest == _REST and e.cluster[len("cluster_"):] in dialect_names}
 
     dot = _Dot()
     sub = "drawn from the declaration the runners are compiled from · regenerate: callsieve diagram"
@@ -837,6 +857,8 @@ HOW_TO_READ: tuple[tuple[str, str], ...] = (
     ("blue", "a complete marker decided it"),
     ("red", "the block is released as text, with a Diagnostic"),
     ("box edge", "an edge from a box's border leaves every state in it, but those it names"),
+    ("box → block_rest", "unlabelled: where a dialect's block is given up, [rest_follows] is tried first and reads "
+                         "it on to its close (enter_rest); the tooltip lists the rows"),
     ("◇ fork", "an opener several dialects share: what follows it decides the dialect"),
 )
 
@@ -905,7 +927,7 @@ def _draw_panels(dot: _Dot, view: View, decl: Declaration, anchor: str) -> None:
     rows = [_row("<b>how to read</b>", "")]
     rows += [_row(_font(_h(k), {"blue": _BLUE, "red": _RED}.get(k, "")), _h(v)) for k, v in HOW_TO_READ
              if (k != "◇ fork" or any(s.name == _FORK for s in decl.states))
-             and (k != "→ s:" or any(s.owner in _COMPACT for s in decl.states))]
+             and (k != "→ s:" or any(s.owner in _compact(view) for s in decl.states))]
     rows.append(_row("<b>character classes (triggers)</b>", ""))
     for name, chars in decl.classes.items():
         rows.append(_row(_h(name), _h(_class_chars(chars))))

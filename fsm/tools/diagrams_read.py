@@ -95,10 +95,12 @@ class View:
     #: the machine it ran.
     calls_in_reasoning: str = "dialect"
     strict: bool = False
+    #: With the blocks their own body opens (``Sieve(bare_calls=...)``, as it decided).
+    bare: bool = True
 
     @property
     def machine(self) -> Machine:
-        return compose(self.dialects, self.think, self.calls_in_reasoning, self.strict)
+        return compose(self.dialects, self.think, self.calls_in_reasoning, self.strict, self.bare)
 
 
 def view_of(dialects: Sequence[Dialect | str], name: str = "") -> View:

@@ -54,6 +54,8 @@ class Trace:
     decl: Declaration
     fires: list[Fire]
     events: list[Event]
+    #: The sieve read blocks their own body opens (``Sieve(bare_calls=...)``, as decided).
+    bare: bool = True
 
 
 def _instrument(machine: Any, ctx: Any, fires: list[Fire]) -> None:
@@ -104,7 +106,7 @@ def trace(
     # (a machine of its own: the shared one drives every other reference runner)
     _instrument(runner.isolate(), runner.ctx, fires)
     events = sieve.feed(text) + sieve.close()
-    return Trace(text, sieve.dialects, sieve.machine.decl, fires, events)
+    return Trace(text, sieve.dialects, sieve.machine.decl, fires, events, sieve.bare_calls)
 
 
 def trace_marks(
@@ -118,7 +120,8 @@ def trace_marks(
     view = View("trace", "callsieve trace: " + ", ".join(d.name for d in t.dialects), t.dialects,
                 think=bool(options.get("reasoning", True)),
                 calls_in_reasoning=str(options.get("calls_in_reasoning", "dialect")),
-                strict=bool(options.get("strict", False)))
+                strict=bool(options.get("strict", False)),
+                bare=t.bare)
     _states, rows, _machine = read_machine(t.decl)
     by_pos = {(r.source, r.trigger, r.index): r for r in rows}
     alternatives: dict[tuple[str, str], set[tuple[str, tuple[str, ...]]]] = {}
