@@ -29,7 +29,8 @@ class Declaration:
     #: state → the method of its state run (``Region.state_runs``)
     state_runs: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
     #: States a sieve may begin in besides ``initial`` (the first: where it begins by
-    #: default, ``start`` where a block its own body opens is listened for).
+    #: default: ``header_start`` where a prompt may have ended inside a message header,
+    #: ``Header.at_start``; ``start`` where a block its own body opens is listened for).
     entries: tuple[str, ...] = ()
 
     @property

@@ -164,6 +164,10 @@ SEVERITY: dict[str, Severity] = {
     "missing_value_open": "tolerated",
     "doubled_key_open": "tolerated",
     "stray_value_close": "tolerated",
+    "missing_block_close": "tolerated",
+    "missing_args_open": "tolerated",
+    "nameless_call": "tolerated",
+    "calls_open_variant": "tolerated",
     # JSON bodies read as what they mean (issue 23; issue 21, item 4)
     "arguments_as_string": "tolerated",
     "lone_surrogate": "tolerated",
@@ -221,7 +225,7 @@ class Diagnostic:
     ``end_instead_of_call``, ``nested_cdata``,
     ``unwrapped_arguments``, ``doubled_key_close``,
     ``glued_content_type``, ``param_close_variant``, ``doubled_lt``, ``missing_value_open``,
-    ``doubled_key_open``, ``stray_value_close``, ``lone_surrogate``, ``raw_control_character``,
+    ``doubled_key_open``, ``stray_value_close``, ``missing_block_close``, ``missing_args_open``, ``nameless_call``, ``calls_open_variant``, ``lone_surrogate``, ``raw_control_character``,
     ``raw_newline_in_string``, ``leading_zero_number``, ``keyword_argument_name``;
     ``duplicate_call_id`` (a wire id given twice in one stream, made unique: ``ID#2``);
     ``unterminated_heredoc`` (a raw value opens a shell heredoc whose closing line never

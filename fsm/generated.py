@@ -37,6 +37,17 @@ def imply_open_action(spec: ValueSpec, code: str) -> Action:
     return action
 
 
+def imply_mark_action(leaf_name: str, code: str, label: str) -> Action:
+    """Tolerance (``Opt(marker, missing=CODE)`` before a body): ``label`` was left out;
+    the body begins at this character."""
+
+    def action(self: EngineModel, ch: str) -> None:
+        self.tolerate(code, f"{label} left out before {ch!r}; what follows is read as after it", self.pos)
+
+    action.__name__ = f"imply_mark:{leaf_name}"
+    return action
+
+
 def capture_guard(name: str) -> Guard:
     def guard(self: EngineModel, ch: str) -> bool:
         return self.capture_is(name)

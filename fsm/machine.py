@@ -161,8 +161,9 @@ class Machine:
 
     @property
     def start(self) -> str:
-        """The state a sieve begins in: ``start`` where a block its own body opens is
-        listened for (callsieve.regions.start), else ``text``."""
+        """The state a sieve begins in: ``header_start`` where a prompt may have ended
+        inside an enabled header (``Header.at_start``), else ``start`` where a block its
+        own body opens is listened for (callsieve.regions.start), else ``text``."""
         return self.decl.entries[0] if self.decl.entries else self.decl.initial
 
 
@@ -209,6 +210,9 @@ class _Composer:
         self.owner: dict[str, str] = {}
         #: the block openers in prose, those that read the same text together
         self.groups: list[list[tuple[Layout, Leaf]]] = []
+        #: rows that begin a body whose marker was left out, so far (``_capture``: each
+        #: ranked apart, before the capture's own)
+        self.implied_bodies = 0
         #: headers composed so far (each ranks its rows apart: ``header.header_region``)
         self.header_count = 0
         #: the enabled dialects' real openers and their messages' ends (``_real_openers``,
@@ -336,6 +340,8 @@ class _Composer:
                 if any(r.name == br.name for r in regions):
                     raise GrammarError(f"two regions are named {br.name!r} (rule: region names are unique); rename one")
                 regions.append(br)
+        if any(h.at_start for d in self.dialects for h in d.headers):
+            regions.append(header.start_region("start" if self.body_openers else "text"))
         for d in self.dialects:
             regions += [r for r in d.regions if r not in regions]
             for h in d.headers:
@@ -444,7 +450,9 @@ class _Composer:
                 continue  # a marker leads straight into the body, or only a capture is before it
             self.states.append(position_state(pos))
             covered, rest = self._route(pos, bodies, layout)
-            self.rules += position_rules(pos, covered, rest, self._implied_open(pos, layout))
+            eof_close = (not self.strict and bool(pos.spec.block.eof_close)
+                         and any(lf.kind in ("block_close", "call_close") for lf in pos.follow))
+            self.rules += position_rules(pos, covered, rest, self._implied_open(pos, layout), eof_close)
             for lf in pos.follow:
                 if lf.marker is not None:
                     self.structural(pos.name, lf, layout)
@@ -569,6 +577,27 @@ class _Composer:
         self._gives_way("in_capture", ("abort_at_opener", "reprocess"), scope=lf.name)
         g = f"capture:{lf.name}"
         self.guards[g] = generated.capture_guard(lf.name)
+        follow = _follow(layout, lf)
+        missing = [q for q in follow if q.missing and q.marker is not None]
+        if missing and not body.end_chars:
+            # Tolerance (``Opt(marker, missing=CODE)`` before a body): the marker left
+            # out, the body's first character ends the capture and begins the body.
+            for q in follow:
+                if q.kind not in ("json_args", "json_call", "json_calls"):
+                    continue
+                enter, imply = f"enter:{q.name}", f"imply_mark:{q.name}"
+                self.actions[enter] = generated.enter_action(q)
+                self.actions[imply] = generated.imply_mark_action(q.name, missing[0].missing, missing[0].label())
+                for c in getattr(q.body, "first", ""):
+                    # (before the capture's own rows: to its pattern the character is one
+                    # it can never take, ``capture_fails``)
+                    cls = next((n for n, cs in CLASSES.items() if cs == c), "")
+                    if not cls:
+                        raise GrammarError(f"dialect {layout.dialect.name}: a body that begins with {c!r} may follow "
+                                           f"{lf.label()!r} with its marker left out; only a bracket can begin it there")
+                    self.implied_bodies += 1
+                    self.rules += on("in_capture", [cls], entry_of(q), "end_capture", imply, enter, "reprocess",
+                                     when=[g], rank=-self.implied_bodies)
         if body.end_chars:
             after = layout.after[lf.id]
             for c in body.end_chars:
@@ -658,9 +687,10 @@ class _Composer:
                 elif lf.kind == "mark":  # a bare block's first marker that opens no call
                     dest, enter = self.target(lf, layout)
                     self.listen(origin, lf.marker, [((), dest, first + ("open_bare_block",))], Act(lf, (), enter))
-                else:  # the first call of a bare block
+                else:  # the first call of a bare block (named by its open, or by a capture after it)
                     dest, enter = self.target(lf, layout)
-                    self.listen(origin, lf.marker, [((), dest, first + ("open_bare_call",))], Act(lf, (), enter), needs_name=True)
+                    named = "(?P<name>" in lf.marker.pattern or "(?P<attrs>" in lf.marker.pattern
+                    self.listen(origin, lf.marker, [((), dest, first + ("open_bare_call",))], Act(lf, (), enter), needs_name=named)
 
     def _header(self, h: Any, layout: Layout) -> None:
         """The decision at a header's end marker: one row per case, in order."""
@@ -674,7 +704,7 @@ class _Composer:
             to = {"reasoning": (header.reasoning_state(h), "header_reasoning"), "text": ("text", "header_text"),
                   "call": (dest, "header_call")}[c.body]
             rows.append(((f"header:{h.name}.{c.label}",), to[0], (to[1],)))
-        parts = sorted({p for _m, p in h.starts} | {p for _m, p in h.parts})
+        parts = sorted({p for _m, p in h.starts} | {p for _m, p in h.parts} | {p for _m, p in h.at_start})
         for p in parts:
             self.listen(header.part_state(h, p), h.end, rows, Act(lf, (), enter))
             self._gives_way(header.part_state(h, p), ("header_gives_way", "reprocess"))
@@ -802,8 +832,11 @@ class _Composer:
         if REST_STATE in names:
             self.rules += rest_rows(self.rules)  # (after every row that gives a block up is made)
         transitions = _expand(self.rules, triggers, start_classes)
+        # (a prompt that may have ended inside a header is listened for first; what is
+        # no header goes on to where a block its own body opens, if one is enabled)
+        entries = tuple(s for s in (header.START_STATE, "start") if any(st.name == s for st in self.states))
         decl = Declaration(tuple(self.states), tuple(transitions), "text", classes, self.run_forms, self.state_runs,
-                           ("start",) if self.body_openers else ())
+                           entries)
         ns: dict[str, Any] = dict(self.guards)
         ns.update(self.actions)
         ns["__module__"] = __name__
@@ -961,10 +994,14 @@ def _shared_marker(group: list[tuple[Layout, Leaf]]) -> Marker:
     groups unnamed."""
     if len(group) == 1 and group[0][1].marker is not None:
         return group[0][1].marker
-    pattern = "|".join(f"(?:{re.sub(r'[(][?]P<[A-Za-z_][A-Za-z0-9_]*>', '(?:', lf.marker.pattern)})"
-                       for _l, lf in group if lf.marker is not None)
-    examples = tuple(ex for _l, lf in group if lf.marker is not None for ex in lf.marker.examples)
-    return Marker(pattern, examples, group[0][1].label())
+    markers = [lf.marker for _l, lf in group if lf.marker is not None]
+    pattern = "|".join(f"(?:{re.sub(r'[(][?]P<[A-Za-z_][A-Za-z0-9_]*>', '(?:', m.pattern)})" for m in markers)
+    examples = tuple(ex for m in markers for ex in m.examples)
+    # (their tolerated spellings too, each once: the fork binds the dialects whose
+    # opener reads the spelling, ``tag._opens``)
+    variants = tuple(dict.fromkeys(v for m in markers for v in m.variants))
+    prefixes = tuple(dict.fromkeys(p for m in markers for p in m.prefixes))
+    return Marker(pattern, examples, group[0][1].label(), variants=variants, prefixes=prefixes)
 
 
 def _follow(layout: Layout, lf: Leaf) -> list[Leaf]:

@@ -200,7 +200,7 @@ class Sieve:
         # methods to the instance); the compiled runner's is ``runner_model``.
         model = self.machine.model if runner == "reference" else self.machine.runner_model
         self._ctx: ModelBase = model(config)
-        initial = self.machine.start
+        initial = self.machine.start  # "text", or where a prompt that ended in a header goes on
         if start_in_reasoning:
             if not reasoning:
                 raise InvalidOptionError("start_in_reasoning=True needs reasoning=True")

@@ -221,10 +221,15 @@ class _Builder:
         if isinstance(n, Opt):
             if n.stray and self.strict:
                 return set(), set(), True  # a stray marker is no part of the format
+            if n.missing and self.strict:
+                return self.node(n.item)  # a marker of the format: required
             f, l, _n = self.node(n.item)
             if n.stray:
                 for leaf_id in f:
                     self.leaves[leaf_id].stray = n.stray
+            if n.missing:  # (a marker before a body; a value's opener is read in Param)
+                for leaf_id in f:
+                    self.leaves[leaf_id].missing = n.missing
             return f, l, True
         if isinstance(n, Alt):
             first: set[int] = set()

@@ -127,10 +127,18 @@ every time it is used, and ``Sieve(strict=True)`` composes the machine without a
                                     a doubled ``<arg_key>``): read where it stands
     Opt(marker, missing=CODE)       the value's opener (last of ``Param.between``) may
                                     be left out: what stands there begins the value
-                                    (GLM-5 ``<arg_key>k</arg_key>v</arg_value>``)
+                                    (GLM-5 ``<arg_key>k</arg_key>v</arg_value>``); or,
+                                    in a call's items, the marker between a capture and
+                                    the JSON body after it: the body's first character
+                                    ends the capture (Mistral ``NAME{…}`` without
+                                    ``[ARGS]``)
     Block(decide=Marker(..., variants=...))
                                     a shared opener's lookahead may also accept what
                                     a tolerated deviation writes after it
+    Block(..., eof_close=CODE)      at the end of the stream, a block whose last call
+                                    is complete (its close read, or its JSON arguments
+                                    closed with only closes left) is read as closed
+                                    (a server stripped harmony's ``<|call|>``)
     Block(None, ..., tolerance=CODE) a bare block that is a deviation (a call written
                                     without its wrapper): with ``tools=`` given its
                                     calls must all name known tools, else it stays
@@ -334,7 +342,9 @@ class Capture:
     label: str = "text"
     #: Tolerance: other readings of the same text (``Variant``: a pattern with a
     #: ``name`` group, examples, a code), tried only with ``tools=`` given when the
-    #: pattern's name is no known tool: a variant's name must be a known tool.
+    #: pattern's name is no known tool: a variant's name must be a known tool. A
+    #: variant with no ``name`` group (an id alone: Kimi's ``0``) names the one tool
+    #: declared, only when ``tools=`` declares exactly one (vLLM's rule).
     variants: tuple["Variant", ...] = ()
     #: Tolerance: text the pattern (the format) does not read, read by this pattern
     #: instead, with a Diagnostic of its code (then, with ``tools=``, ``variants`` as
@@ -591,6 +601,11 @@ class Block:
     #: Tolerance: this bare block is a deviation (a call without its wrapper); the
     #: Diagnostic code emitted when it is read. Left out under strict.
     tolerance: str = ""
+    #: Tolerance: at the end of the stream, the block is read as closed when its last
+    #: call is complete (its close was read, or its JSON arguments closed and only the
+    #: call's close and the block's are left): servers strip stop tokens such as
+    #: harmony's ``<|call|>``. The Diagnostic code emitted. Left out under strict.
+    eof_close: str = ""
 
 
 @dataclass(frozen=True)
@@ -634,6 +649,12 @@ class Header:
     call: Block
     tokens: tuple[Marker, ...] = ()
     max_chars: int = 256
+    #: Where a prompt may end inside a header (gpt-oss prompts end with
+    #: ``<|start|>assistant``): markers that open a part only at the very start of the
+    #: output (harmony's role-part recipient `` to=functions.f<|channel|>…``), each
+    #: with the part it opens. The stream then begins in a state of its own that listens
+    #: for them; anything else is prose, read as from the start.
+    at_start: tuple[tuple[Marker, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -954,7 +975,8 @@ def validate(dialect: Dialect) -> None:
         raise GrammarError(f"dialect {dialect.name}: declares no block, no region, no reasoning and no framing")
     by_header = {id(n) for b in dialect.blocks if not b.prose for n in _walk((b,)) if isinstance(n, Call)}
     for h in dialect.headers:
-        for m in (h.end, *(m for m, _ in h.starts), *(m for m, _ in h.parts), *h.ends, *h.tokens):
+        for m in (h.end, *(m for m, _ in h.starts), *(m for m, _ in h.parts), *h.ends, *h.tokens,
+                  *(m for m, _ in h.at_start)):
             validate_marker(m, f"dialect {dialect.name}, header marker {m.shown()!r}")
         for c in h.cases:
             if c.body not in ("reasoning", "text", "call"):
@@ -1042,7 +1064,14 @@ def validate(dialect: Dialect) -> None:
     for b in dialect.blocks:
         if b.tolerance and b.open is not None:
             raise GrammarError(f"dialect {dialect.name}: only a bare block (open=None) may be a tolerance")
+        if b.eof_close and not re.fullmatch(r"[a-z][a-z0-9_]*", b.eof_close):
+            raise GrammarError(f"dialect {dialect.name}: Block(eof_close={b.eof_close!r}): use lower_snake_case")
     in_between = {id(x) for n in _walk(dialect.blocks) if isinstance(n, Param) for x in n.between}
+    # (an Opt(marker, missing=) right before a JSON body, in a call after its name capture)
+    before_body = {id(x) for n in _walk(dialect.blocks) if isinstance(n, Call)
+                   for x, nxt in zip(n.items, n.items[1:])
+                   if isinstance(x, Opt) and isinstance(x.item, Marker) and isinstance(nxt, (JsonArgs, JsonCall, JsonCalls))
+                   and any(isinstance(y, Capture) for y in n.items[: n.items.index(x)])}
     for n in _walk(dialect.blocks):
         if isinstance(n, Opt):
             for code in (n.stray, n.missing):
@@ -1052,17 +1081,20 @@ def validate(dialect: Dialect) -> None:
                 raise GrammarError(f"dialect {dialect.name}: an Opt is stray or missing, not both")
             if n.stray and not isinstance(n.item, Marker):
                 raise GrammarError(f"dialect {dialect.name}: Opt(stray=) holds one marker")
-            if n.missing and id(n) not in in_between:
+            if n.missing and id(n) not in in_between and id(n) not in before_body:
                 raise GrammarError(f"dialect {dialect.name}: Opt(missing=) stands only as a value's opener "
-                                   "(the last of Param.between)")
+                                   "(the last of Param.between), or in a call's items between a capture and "
+                                   "the JSON body after it")
     for n in _walk(dialect.blocks):
         if isinstance(n, Capture):
             try:
                 regex.compile(n.pattern)
             except regex.error as e:
                 raise GrammarError(f"dialect {dialect.name}: capture pattern {n.pattern!r} does not compile: {e}") from None
-            for v in n.variants + ((n.loose,) if n.loose is not None else ()):
-                _check_naming_variant(dialect, "capture variant", v, whole=True)
+            for v in n.variants:
+                _check_naming_variant(dialect, "capture variant", v, whole=True, nameless=True)
+            if n.loose is not None:
+                _check_naming_variant(dialect, "capture's loose reading", n.loose, whole=True)
         if isinstance(n, Block) and n.decide is not None:
             d = n.decide
             try:
@@ -1081,15 +1113,17 @@ def validate(dialect: Dialect) -> None:
                     raise GrammarError(f"dialect {dialect.name}: decide variant {v.code!r}: give examples its pattern matches")
 
 
-def _check_naming_variant(dialect: Dialect, kind: str, v: Variant, whole: bool) -> None:
+def _check_naming_variant(dialect: Dialect, kind: str, v: Variant, whole: bool, nameless: bool = False) -> None:
     """A variant that names a call (a capture's or a header case's): its pattern compiles,
-    has a ``name`` group and matches its examples (whole, or somewhere in them)."""
+    has a ``name`` group and matches its examples (whole, or somewhere in them).
+    ``nameless``: a capture's variant may have no name group: it then names the one tool
+    declared (``tools=`` with exactly one), never another."""
     try:
         pv = regex.compile(v.pattern)
     except regex.error as e:
         raise GrammarError(f"dialect {dialect.name}: {kind} {v.code!r} does not compile: {e}") from None
     found = pv.fullmatch if whole else pv.search
-    if "(?P<name>" not in v.pattern or not v.examples or not all(found(ex) for ex in v.examples):
+    if ("(?P<name>" not in v.pattern and not nameless) or not v.examples or not all(found(ex) for ex in v.examples):
         raise GrammarError(f"dialect {dialect.name}: {kind} {v.code!r} needs a name group and "
                            "examples its pattern matches")
 

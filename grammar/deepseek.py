@@ -14,13 +14,18 @@ declares a ``decide`` pattern over the text after the section opener. In V3 the
 ```` ```json ```` fence is grammar, not prose.
 
 The markers are special tokens: serve with ``skip_special_tokens=False``.
+
+Tolerated (a Diagnostic each, none under ``strict``): ``missing_block_close`` (the
+stream ends after a complete call, its section's close stripped), and
+``calls_open_variant``: R1 distills open the section with ``<｜tool▁calls｜>`` (no
+``▁begin``; llama.cpp reads it).
 """
 
 from __future__ import annotations
 
 import json
 
-from callsieve.grammar.api import Block, Call, Capture, Dialect, JsonArgs, Many, Marker, arguments_of
+from callsieve.grammar.api import Block, Call, Capture, Dialect, JsonArgs, Many, Marker, Variant, arguments_of
 from callsieve.grammar.reasoning import THINK
 
 BAR, SP = "\uff5c", "\u2581"
@@ -32,7 +37,13 @@ def special(name: str) -> Marker:
     return Marker(pattern, (text,), text)
 
 
-CALLS = special("tool calls begin")
+#: Tolerated (llama.cpp's DeepSeek R1 parser accepts it): R1 distills' section opener
+#: ``<｜tool▁calls｜>``, with no ``▁begin`` (``calls_open_variant``).
+R1_CALLS = f"<{BAR}tool{SP}calls{BAR}>"
+CALLS = Marker(
+    special("tool calls begin").pattern, special("tool calls begin").examples, special("tool calls begin").label,
+    variants=(Variant(R1_CALLS, (R1_CALLS,), "calls_open_variant", R1_CALLS),),
+)
 CALLS_END = special("tool calls end")
 CALL = special("tool call begin")
 CALL_END = special("tool call end")
@@ -50,6 +61,7 @@ V3_BLOCK = Block(
         FENCE, JsonArgs(), FENCE_END, close=CALL_END,
     ), min=1),
     CALLS_END,
+    eof_close="missing_block_close",  # the stream ends after <｜tool▁call▁end｜>
     decide=Marker(
         rf"\s*{_C}\s*function\s*{_S}\s*[^\s{{<]",
         (f"{_C}function{_S}g", f"\n{_C} function {_S} x"),
@@ -60,6 +72,7 @@ V31_BLOCK = Block(
     CALLS,
     Many(Call(CALL, Capture(NAME, label="NAME"), SEP, JsonArgs(), close=CALL_END), min=1),
     CALLS_END,
+    eof_close="missing_block_close",  # the stream ends after <｜tool▁call▁end｜>
     decide=Marker(rf"\s*{_C}[^<]{{1,128}}{_S}\s*\{{", (f"{_C}get_weather{_S}{{", f"{_C}function{_S} {{"), "NAME<｜tool▁sep｜>{"),
 )
 

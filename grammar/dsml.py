@@ -18,9 +18,10 @@ without its block (seen when V4 falls back to text) is read as a block of its ow
 
 Tolerated (dialects.md §1, §10; each with its Diagnostic, none under ``strict``):
 
-- ``dsml_variant``: a misspelt prefix: bars of any length (five and more), a space or
-  nothing where a bar belongs, a trailing bar before ``>``, ``DSML`` repeated,
-  hyphenated or run-together block names (``function-calls``, ``toolcall``);
+- ``dsml_variant``: a misspelt prefix: bars of any length (five and more), a space,
+  nothing, a ``-``, U+2402 or a raw U+0002 where a bar belongs, a trailing bar before
+  ``>``, ``DSML`` repeated, hyphenated or run-together block names (``function-calls``,
+  ``toolcall``, ``<dsml-tool-calls>``);
 - ``missing_block_open``: invokes without their block (ended where the grammar stops,
   or by a block close after them: the opening wrapper lost); with ``tools=``, every
   call must name a known tool, else it stays text;
@@ -45,8 +46,10 @@ PREFIX = rf"\s{{0,4}}{BARS}\s{{0,4}}(?i:DSML|EPSE)\s{{0,4}}{BARS}\s{{0,4}}"
 BLOCK = "(?i:function_calls|tool_calls|tool-calls|toolcalls|calls)"
 
 #: The tolerated spelling (``dsml_variant``): bars of any length or none, ``DSML``
-#: repeated, a trailing bar before ``>``, block names hyphenated or run together.
-_ANY_BARS = "[\uff5c|\u2016]{0,16}"
+#: repeated, a trailing bar before ``>``, block names hyphenated or run together; where
+#: a bar belongs, also a ``-`` (``<dsml-tool-calls>``), U+2402 ``␂`` or a raw U+0002
+#: (ds2api's leaked separators).
+_ANY_BARS = "[\uff5c|\u2016\-\u2402\x02]{0,16}"
 LENIENT_PREFIX = rf"\s{{0,4}}{_ANY_BARS}\s{{0,4}}(?:(?i:DSML|EPSE)\s{{0,4}}{_ANY_BARS}\s{{0,4}}){{1,3}}"
 LENIENT_BLOCK = "(?i:(?:function|tool)[_-]?calls?|calls)"
 LENIENT_END = rf"\s{{0,8}}{_ANY_BARS}\s{{0,8}}{GT}"
@@ -83,6 +86,10 @@ def _variant_examples(name: str, close: bool, attrs: str = "") -> tuple[str, ...
         f"<{slash}DSML｜{name}{attrs}>",  # nothing where a bar belongs
         f"<{slash}｜DSML｜{name}{attrs}｜>",  # a trailing bar
         f"<{slash}｜DSML｜DSML｜{name}{attrs}>",  # DSML repeated
+        f"<{slash}dsml-{name.replace('_', '-')}{attrs}>",  # a hyphen where the bar belongs
+        f"<{slash}-DSML-{name}{attrs}>",
+        f"<{slash}\u2402DSML\u2402{name}{attrs}>",  # U+2402 as the separator
+        f"<{slash}\x02DSML\x02{name}{attrs}>",  # a raw U+0002
     )
 
 
@@ -141,7 +148,8 @@ INVOKES = Call(INVOKE, Many(Param(PARAMETER, VALUE)), close=INVOKE_END, implied_
                wrapped=("arguments", "parameters"), repeated="repeated_param_array")
 
 BLOCKS = (
-    Block(BLOCK_OPEN, Many(INVOKES, min=1), BLOCK_CLOSE),
+    # (missing_block_close: the stream ends after </｜DSML｜invoke> with no block close)
+    Block(BLOCK_OPEN, Many(INVOKES, min=1), BLOCK_CLOSE, eof_close="missing_block_close"),
     # An invoke standing in prose without its block (V4 falling back to text,
     # sglang#40236): an implied block that ends, complete, where the grammar stops; a
     # block close after its invokes means the opening wrapper was lost.

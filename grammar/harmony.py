@@ -67,7 +67,9 @@ GLUED_JSON = Variant(
 #: of ``<|call|>``, which the reference parser (openai_harmony) accepts: the call.
 CALL_CLOSE = Marker(CALL.pattern, CALL.examples, "<|call|>",
                     variants=(Variant(r"<\|end\|>", ("<|end|>",), "end_instead_of_call"),))
-CALL_BLOCK = Block(MESSAGE, Call(None, JsonArgs(), close=None), CALL_CLOSE, prose=False)
+#: Tolerated: ``<|call|>`` is a stop token, and servers strip it: a call's JSON at the
+#: end of the stream is the call (``missing_block_close``).
+CALL_BLOCK = Block(MESSAGE, Call(None, JsonArgs(), close=None), CALL_CLOSE, prose=False, eof_close="missing_block_close")
 
 HEADER = Header(
     name="harmony",
@@ -82,6 +84,9 @@ HEADER = Header(
     ends=(END, RETURN),
     call=CALL_BLOCK,
     tokens=(START, CHANNEL, CONSTRAIN, MESSAGE, END, RETURN, CALL),
+    # gpt-oss prompts end with <|start|>assistant: the output may begin in the role
+    # part, with its recipient (`` to=functions.f<|channel|>commentary json<|message|>``)
+    at_start=((Marker(r" to=", (" to=",), "' to=' (at the start)"), "role"),),
 )
 
 _HEADS = (

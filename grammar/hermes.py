@@ -26,7 +26,9 @@ from callsieve.grammar.tags import close_tag, open_tag
 TOOL_CALL = Marker(open_tag("tool_call"), ("<tool_call>",), "<tool_call>")
 TOOL_CALL_END = Marker(close_tag("tool_call"), ("</tool_call>",), "</tool_call>")
 
-BLOCK = Block(TOOL_CALL, JsonCall(), TOOL_CALL_END)
+#: Tolerated (vLLM reads it): the stream ends after the call's JSON with no
+#: ``</tool_call>`` (``missing_block_close``).
+BLOCK = Block(TOOL_CALL, JsonCall(), TOOL_CALL_END, eof_close="missing_block_close")
 
 
 def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 0) -> str:

@@ -52,12 +52,23 @@ CALL_ID_VARIANT = Variant(
     ("functionsexec5", "functions_read_file_3", "call00003"),
     "call_id_variant",
 )
+#: Tolerance (vLLM's rule): an id and no name (``<|tool_call_begin|>0<|tool_call_argument_begin|>``)
+#: names the one tool declared, only when ``tools=`` declares exactly one; never a
+#: guess from the argument keys.
+NAMELESS_ID = Variant(r"\s*(?P<id>[0-9]{1,9})\s*", ("0", "12", " 3 "), "nameless_call")
 
-BLOCK = Block(
-    SECTION,
-    Many(Call(CALL, Capture(CALL_ID, label="functions.NAME:IDX", variants=(CALL_ID_VARIANT,), loose=CALL_ID_AS_WRITTEN), ARGUMENTS, JsonArgs(), close=CALL_END, ids="wire"), min=1),
-    SECTION_END,
-)
+CALLS = Many(Call(CALL, Capture(CALL_ID, label="functions.NAME:IDX", variants=(CALL_ID_VARIANT, NAMELESS_ID),
+                          loose=CALL_ID_AS_WRITTEN), ARGUMENTS, JsonArgs(), close=CALL_END, ids="wire"), min=1)
+#: Tolerated (``missing_block_close``): the stream ends after a call's JSON arguments
+#: with ``<|tool_call_end|>`` and the section's close left out (stop tokens stripped).
+BLOCK = Block(SECTION, CALLS, SECTION_END, eof_close="missing_block_close")
+#: Tolerated (``missing_block_open``; llama.cpp reads it, real output): calls with no
+#: section around them, ``<|tool_call_begin|>`` standing in prose; ended where the
+#: grammar stops, by a section close, or (``missing_block_close``) by the end of the
+#: stream after complete JSON arguments. With ``tools=``, every call must name a known
+#: tool; a call streams once its arguments or its close are read.
+BARE = Block(None, CALLS, SECTION_END, close_optional=True, name="bare", tolerance="missing_block_open",
+             eof_close="missing_block_close")
 
 
 def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 0) -> str:
@@ -73,7 +84,7 @@ def render(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 
 DIALECT = Dialect(
     name="kimi_k2",
     title="Kimi K2 (<|tool_call_begin|>functions.NAME:IDX)",
-    blocks=(BLOCK,),
+    blocks=(BLOCK, BARE),
     reasoning=(THINK,),
     # Kimi-K2-Thinking ends an unclosed <think> with its tool-call section (dialects.md §12)
     calls_in_reasoning=True,

@@ -28,6 +28,9 @@ BLOCK = Block(
         close=Marker(close_tag("invoke"), ("</invoke>",), "</invoke>"),
     ), min=1),
     Marker(close_tag("minimax:tool_call"), ("</minimax:tool_call>",), "</minimax:tool_call>"),
+    # Tolerated (SGLang reads it): the stream ends after a closed invoke with no
+    # </minimax:tool_call> (missing_block_close).
+    eof_close="missing_block_close",
 )
 
 

@@ -57,7 +57,8 @@ PARAMETER_END = Marker(close_tag("parameter"), ("</parameter>",), "</parameter>"
 VALUE = Raw(PARAMETER_END, ValueStyle(strip_newlines=True), implied_close="implied_param_close")
 CALL = Call(FUNCTION, Many(Param(PARAMETER, VALUE)), close=FUNCTION_END, wrapped=("arguments", "parameters"))
 
-BLOCK = Block(TOOL_CALL, Many(CALL, min=1), TOOL_CALL_END)
+#: (``missing_block_close``: the stream ends after ``</function>`` with no ``</tool_call>``.)
+BLOCK = Block(TOOL_CALL, Many(CALL, min=1), TOOL_CALL_END, eof_close="missing_block_close")
 #: A call whose ``<tool_call>`` was dropped (ollama#16686): a bare block, ended where the
 #: grammar stops or by a ``</tool_call>`` after its calls.
 BARE = Block(None, Many(CALL, min=1), TOOL_CALL_END, close_optional=True, name="bare", tolerance="missing_block_open")

@@ -12,7 +12,9 @@ CDATA values are kept raw; outside CDATA the XML entities are unescaped.
 
 Tolerated (each with its Diagnostic, none under ``strict``): invokes without the opening
 wrapper when the closing one follows them (``missing_block_open``), a parameter repeated
-under an array schema (``repeated_param_array``).
+under an array schema (``repeated_param_array``), ``</invoke>`` left out before the next
+invoke or ``</tool_calls>`` (``implied_call_close``, as DSML), and the block's close left
+out after a closed invoke at the end of the stream (``missing_block_close``).
 """
 
 from __future__ import annotations
@@ -34,12 +36,16 @@ CALLS = Many(Call(
         )),
         close=Marker(close_tag("invoke"), ("</invoke>",), "</invoke>"),
         repeated="repeated_param_array",
+        # Tolerated (seed 000's fallback, as DSML): </invoke> left out before the next
+        # invoke or </tool_calls>, in a block with its own open
+        implied_close="implied_call_close",
     ), min=1)
 CLOSE = Marker(close_tag(f"(?:{BLOCK})"), ("</tool_calls>", "</function_calls>"), "</tool_calls>")
 STRUCTURE = Block(
     Marker(open_tag(f"(?:{BLOCK})"), ("<tool_calls>", "<function_calls>", "<TOOL_CALLS >"), "<tool_calls>"),
     CALLS,
     CLOSE,
+    eof_close="missing_block_close",  # the stream ends after </invoke>, no </tool_calls>
 )
 #: Tolerance (ds2api's ``repairMissingXMLToolCallsOpeningWrapper``): invokes whose
 #: ``<tool_calls>`` was lost, read as a block when the closing wrapper follows them;

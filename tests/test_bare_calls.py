@@ -125,10 +125,28 @@ def test_llama_calls_with_semicolons_and_end_of_turn() -> None:
 # ---------------------------------------------------------------- the machine
 def test_the_prose_scan_listens_for_no_lead() -> None:
     m = compose(callsieve.grammar.resolve(None), bare=True)
-    assert m.start == "start"
+    # (harmony's role-part recipient is listened for first: Header.at_start)
+    assert m.start == "header_start" and m.decl.entries == ("header_start", "start")
     assert "{" not in m.matchers["text"].start_chars
     assert set(m.matchers["start"].start_chars) == {"{", "["}
-    assert compose(callsieve.grammar.resolve(None), bare=False).start == "text"
+    assert compose(callsieve.grammar.resolve(None), bare=False).start == "header_start"
+    without_harmony = tuple(d for d in callsieve.grammar.resolve(None) if d.name != "harmony")
+    assert compose(without_harmony, bare=True).start == "start"
+    assert compose(without_harmony, bare=False).start == "text"
+
+
+@pytest.mark.parametrize("lead", ["", " ", "  ", " t", " to"])
+def test_what_is_no_harmony_header_at_the_start_goes_on_where_a_bare_block_may_open(lead: str) -> None:
+    """With every dialect, the stream begins listening for harmony's `` to=``; what is
+    none is read again where a block its own body opens: a held space, or `` to`` that
+    goes on otherwise, is text, and the bare call after it a call."""
+    doc = lead + ' {"name": "get_weather", "parameters": {"city": "Paris"}}'
+    for size in (0, 1, 2):
+        events = read(doc, size, tools=TOOLS, dialects=None)
+        if lead.strip():
+            assert calls(events) == [] and texts(events) == doc
+        else:
+            assert calls(events) == [("get_weather", {"city": "Paris"})] and texts(events) == lead + " "
 
 
 @st.composite

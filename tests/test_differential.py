@@ -229,3 +229,24 @@ def test_runners_agree_on_closes_refused_again_and_again(data: st.DataObject) ->
                f"{value}</{DSML_BAR}parameter>\n</{DSML_BAR}invoke>\n</{DSML_BAR}tool_calls>")
     both(doc, data, dialects=data.draw(st.sampled_from([[d], None])),
          max_block_chars=data.draw(st.sampled_from([1 << 20, 50, 120, 300])))
+
+
+#: Pieces of lines holding inline code: spans closed on their line (runs of one to three
+#: backticks, runs of another length inside, markup and a call inside), spans left open
+#: across a line end or a blank line, escaped and indented runs, list items, fences.
+INLINE_PIECES = ["`", "``", "```", "a", " ", "    ", "\\", "\n", "\n\n", "- ", "~", "x`y`z", "`<tool_call>`",
+                 "``a`b``", "`a``b`", "\\`q`", "<b>",
+                 "<tool_call>\n<function=f>\n<parameter=a>\nv\n</parameter>\n</function>\n</tool_call>"]
+
+
+@given(st.data())
+def test_runners_agree_on_inline_code_read_on_its_line(data: st.DataObject) -> None:
+    """Inline code opened and closed on one line is read by the text state's run
+    (``ProseModel._inline_code``, issue 27) as the steps read it; fed whole half the
+    time, so that the line and its span are in one chunk."""
+    doc = "".join(data.draw(st.lists(st.sampled_from(INLINE_PIECES), max_size=40)))
+    dialects = data.draw(st.sampled_from([["qwen3_coder"], None]))
+    reference = run([doc], runner="reference", dialects=dialects)
+    compiled = run([doc] if data.draw(st.booleans()) else data.draw(chunks(doc)), dialects=dialects)
+    assert merged(compiled) == merged(reference)
+    assert "".join(e.raw for e in compiled) == doc

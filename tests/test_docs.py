@@ -58,6 +58,11 @@ PRODUCES: dict[str, tuple[str, dict[str, Any]]] = {
     "missing_value_open": ("<tool_call>f<arg_key>n</arg_key>1</arg_value></tool_call>", {}),
     "doubled_key_open": ("<tool_call>f<arg_key><arg_key>n</arg_key><arg_value>1</arg_value></tool_call>", {}),
     "stray_value_close": ("<tool_call>f</arg_value></tool_call>", {}),
+    "missing_block_close": ('<tool_call>{"name": "f", "arguments": {}}', {}),
+    "missing_args_open": ('[TOOL_CALLS]f{"n": 1}', {}),
+    "nameless_call": ("<|tool_calls_section_begin|><|tool_call_begin|>0<|tool_call_argument_begin|>{}<|tool_call_end|>"
+                      "<|tool_calls_section_end|>", {"tools": TOOLS}),
+    "calls_open_variant": ("<｜tool▁calls｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>", {}),
     "unwrapped_arguments": (CALL.format(name="f", params='<parameter=arguments>\n{"n": 1}\n</parameter>\n'), {"tools": TOOLS}),
 }
 

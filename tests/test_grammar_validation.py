@@ -158,7 +158,7 @@ def test_two_dialects_with_headers_compose() -> None:
 
     call = replace(HEADER.call, open=sp("msg"), close=sp("done"))
     other = replace(HEADER, name="h2", starts=((sp("begin"), "role"),), parts=((sp("chan"), "channel"),), end=sp("msg"),
-                    ends=(sp("fin"),), tokens=(), call=call)
+                    ends=(sp("fin"),), tokens=(), call=call, at_start=())
     d = Dialect("h2", "a second header dialect", (call,), headers=(other,))
     r = callsieve.parse("<|begin|>assistant<|chan|>final<|msg|>Hi<|fin|>", dialects=[DIALECT, d])
     assert r.text == "Hi"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 import callsieve
@@ -160,3 +161,31 @@ def test_the_list_item_read_from_the_last_two_lines_is_the_one_the_window_holds(
     window = ("\n" if first else "") + "\n".join(lines)
     near = _container_near(window, 0, len(window), width)
     assert near == -1 or near == _container(window, width)
+
+
+def test_inline_code_on_its_line_is_read_by_the_text_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fed whole, a span closed on its line is read in one call (``_inline_code``), the
+    call inside it is text, and what follows is prose again; a span crossing a line end,
+    an escaped run and a run on an indented line are left to the steps."""
+    from callsieve.regions import prose
+
+    taken: list[int] = []
+    real = prose._span_close_on_line
+
+    def spy(s: str, p: int, length: int) -> int:
+        e = real(s, p, length)
+        taken.append(e)
+        return e
+
+    monkeypatch.setattr(prose, "_span_close_on_line", spy)
+    call = "<tool_call>\n<function=f>\n<parameter=a>\nv\n</parameter>\n</function>\n</tool_call>"
+    doc = f"Say `x<tool_call>y` and ``a`b`` then\n{call}\nand `open\nspan` and \\`a` b`\n    `c` d\n"
+    events = callsieve.Sieve(["qwen3_coder"]).feed(doc)
+    calls = [e for e in events if isinstance(e, callsieve.ToolCall)]
+    assert len(calls) == 1 and calls[0].arguments == {"a": "v"}
+    # the spans closed on their lines (the escaped backtick's is not one: "` b`" is),
+    # "`c`" too: its indented line continues the paragraph, so the steps read the run
+    # and then the span on its line
+    assert [e for e in taken if e >= 0] == [doc.index("y`") + 2, doc.index("b``") + 3, doc.index(" b`") + 3,
+                                            doc.index("`c`") + 3]
+    assert taken.count(-1) == 2  # "`open": its line ends first (asked by the text run, then the steps)

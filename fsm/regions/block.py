@@ -563,6 +563,31 @@ class BlockModel(TagModel):
         b.closed = True
         self._end(b)
 
+    def eof_complete(self, ch: str = "") -> bool:
+        """At the end of the stream: the block's last call is complete (its close was
+        read, or its JSON arguments closed), and nothing in the block went wrong."""
+        b = self.block
+        if b is None or not b.calls or b.malformed_reason or b.spilled:
+            return False
+        call = b.call
+        return call is None or call.args_done
+
+    def close_at_eof(self, ch: str = "") -> None:
+        """Tolerance (``Block(eof_close=CODE)``): the stream ended after a complete call
+        where only closes were left (a server stripped its stop token): the block is read
+        as closed there, its trailing spaces prose, as a block the grammar ends."""
+        b = self._block()
+        raw = b.raw.join()
+        at = b.start + len(raw.rstrip(" \t\r\n"))
+        call = b.call
+        what = "the block's close" if call is None else f"the close of call {call.name!r} and of its block"
+        if call is not None:
+            self.finish_call(call)
+        self.tolerate(b.spec.block.eof_close, f"the stream ended after a complete {b.dialect_name} call: {what} "
+                      "left out, assumed there", at)
+        self.block = None
+        self._end(b)
+
     def end_bare_block(self, ch: str = "") -> None:
         """A bare block ends where grammar stops: its calls are complete."""
         b = self.block
@@ -1013,7 +1038,8 @@ def rest_region() -> Region:
         *on(st, but(START), st, "hold_char", rank=90),
         *on(st, [EOF_TRIGGER], "text", "abort_block_eof"),
         *on(st, [OVERFLOW], st, "abort_oversized"),  # the block spills, the state stays
-        *on("maybe_tag", ALL, st, "rest_reject", "reprocess", when=[f"from:{st}"], rank=RANK_FALLBACK - 1),
+        # (its own rank: a header's return from the hub has RANK_FALLBACK - 1)
+        *on("maybe_tag", ALL, st, "rest_reject", "reprocess", when=[f"from:{st}"], rank=RANK_FALLBACK - 2),
     )
     return Region("block_rest", states, rules, None)
 
@@ -1039,19 +1065,24 @@ def _doc(pos: Position) -> str:
 
 
 def position_rules(pos: Position, routed: tuple[str, ...] = (), rest_routed: bool = False,
-                   implied: tuple[str, str] | None = None) -> list[Rule]:
+                   implied: tuple[str, str] | None = None, eof_close: bool = False) -> list[Rule]:
     """A position between markers: whitespace is held, start characters go to
     maybe_tag, anything else ends a bare block (complete) or makes the block malformed.
     Where bodies may begin, the composer routes their first characters (``routed``
     classes; ``rest_routed``: a capture takes every other character). ``implied``: a
     value's opener that may be left out is expected here (``Opt(missing=)``): anything
-    else begins the value (its state, and the action that opens it)."""
+    else begins the value (its state, and the action that opens it). ``eof_close``: the
+    block's close (or its call's) may follow here and the block declares
+    ``Block(eof_close=)``: at the end of the stream, a block whose last call is
+    complete is read as closed (``close_at_eof``)."""
     s = pos.name
     rules = [
         *on(s, ["ws", "nl"], s, "hold_char", rank=10),
         *on(s, START, "maybe_tag", "tag_begin", rank=20),
         *on(s, [OVERFLOW], s, "abort_oversized"),  # the block spills, the state stays
     ]
+    if eof_close and not pos.can_end:
+        rules += on(s, [EOF_TRIGGER], "text", "close_at_eof", when=["eof_complete"], rank=5)
     if implied is not None:
         rules += on(s, but("ws", "nl", START, *routed), implied[0], implied[1], "reprocess", rank=90)
         rules += on(s, [EOF_TRIGGER], "text", "abort_block_eof")

@@ -27,7 +27,7 @@ from functools import lru_cache
 from typing import Any
 
 from callsieve.native import mypyc_attr, trait
-from callsieve.grammar.api import Capture
+from callsieve.grammar.api import Capture, Variant
 from callsieve.grammar.states import EOF_TRIGGER, OVERFLOW, START, Region, StateDecl, but, on
 from callsieve.regions.block import BlockModel
 
@@ -105,6 +105,16 @@ class CaptureModel(BlockModel):
             # Tolerance (``Capture(loose=)``): text the format does not read, read otherwise.
             m = regex.fullmatch(body.loose.pattern, self.captured)
             loose = body.loose.code
+        tools = self.cfg.tools
+        idonly: Variant | None = None
+        if m is None and not self.cfg.strict and tools is not None and len(tools) == 1:
+            # (an id with no name, which the format does not read: the one declared
+            # tool, and only then: a variant with no name group)
+            for v in body.variants:
+                mv = regex.fullmatch(v.pattern, self.captured)
+                if mv is not None and "name" not in mv.groupdict():
+                    m, idonly = mv, v
+                    break
         if m is None:
             b.malformed_reason = f"{self.captured[:60]!r} is not {body.label} ({body.pattern})"
             return
@@ -118,13 +128,22 @@ class CaptureModel(BlockModel):
         if groups.get("id"):
             call.wire_id = groups["id"]
         name = (groups.get("name") or "").strip()
-        tools = self.cfg.tools
+        if idonly is not None and tools is not None:
+            name = next(iter(tools))
+            self.tolerate(idonly.code, f"{self.captured.strip()!r} read as a call to {name!r} "
+                          "(an id with no name: the one tool declared)", b.start)
         if name and body.variants and tools is not None and name not in tools and not self.cfg.strict:
             for v in body.variants:
                 mv = regex.fullmatch(v.pattern, self.captured)
-                other = (mv.group("name") or "").strip() if mv is not None else ""
+                nameless = mv is not None and "name" not in mv.groupdict()
+                if nameless:
+                    # (an id with no name: the one declared tool, and only then)
+                    other = next(iter(tools)) if len(tools) == 1 else ""
+                else:
+                    other = (mv.group("name") or "").strip() if mv is not None else ""
                 if other in tools:
-                    self.tolerate(v.code, f"{self.captured.strip()!r} read as a call to {other!r} (a known tool)", b.start)
+                    self.tolerate(v.code, f"{self.captured.strip()!r} read as a call to {other!r} "
+                                  + ("(an id with no name: the one tool declared)" if nameless else "(a known tool)"), b.start)
                     name = other
                     loose = ""
                     break

@@ -26,7 +26,7 @@ import regex
 from callsieve.native import mypyc_attr, trait
 from callsieve.events import Text
 from callsieve.grammar.api import Header, Variant
-from callsieve.grammar.states import EOF_TRIGGER, RANK_RETURN, START, Listen, Region, Rule, StateDecl, but, on
+from callsieve.grammar.states import ALL, EOF_TRIGGER, RANK_FALLBACK, RANK_RETURN, START, Listen, Region, Rule, StateDecl, but, on
 from callsieve.regions.block import BlockModel
 
 
@@ -141,6 +141,18 @@ class HeaderModel(BlockModel):
         raw, self.hdr_raw = self.hdr_raw, ""
         self.release_text(raw, self.hdr_start, "unterminated_block", f"the stream ended inside a message header {raw[:40]!r}")
 
+    def header_unresumed(self, ch: str) -> None:
+        """At the output's start, what began like a header's part (``Header.at_start``)
+        is none: it is read again as prose, from the start (``ch`` after it)."""
+        self.pushback = self.tag
+        self.tag = ""
+        self._tag_version += 1
+
+    def header_unresumed_eof(self, ch: str = "") -> None:
+        tag, self.tag = self.tag, ""
+        self._tag_version += 1
+        self._text(tag)
+
     def framing(self, ch: str) -> None:
         """A message token standing in text (``<|end|>``, ``<|return|>``): framing."""
         tag = self._take_tag(ch)
@@ -160,12 +172,36 @@ def reasoning_state(h: Header) -> str:
     return f"{h.name}.analysis"
 
 
+#: Where a stream begins when an enabled header may be open at the output's start
+#: (``Header.at_start``: a prompt that ended inside it).
+START_STATE = "header_start"
+
+
+def start_region(then: str = "text") -> Region:
+    """The output's very start, after a prompt that may have ended inside a header: the
+    headers' ``at_start`` markers are listened for (their listens are the headers');
+    anything else is read again from the start in ``then``: prose, or ``start`` where a
+    block its own body opens is listened for (a held tag too: it is at most a marker
+    long). Composed once, when an enabled header declares ``at_start``."""
+    st = START_STATE
+    states = (StateDecl(st, "the output's start, where a prompt that ended inside a message header may go on "
+                        "with it (Header.at_start)", owner="header"),)
+    rules = (
+        *on(st, START, "maybe_tag", "tag_begin", rank=10),
+        *on(st, but(START), then, "reprocess", rank=90),
+        *on(st, [EOF_TRIGGER], "text"),
+        *on("maybe_tag", ALL, then, "header_unresumed", "reprocess", when=[f"from:{st}"], rank=RANK_FALLBACK - 1),
+        *on("maybe_tag", [EOF_TRIGGER], "text", "header_unresumed_eof", when=[f"from:{st}"], rank=RANK_FALLBACK - 1),
+    )
+    return Region("header_start", states, rules, None)
+
+
 def header_region(h: Header, index: int = 0) -> tuple[Region, list[tuple[str, Callable[[Any, str], bool]]]]:
     """The states, rules and listens of one header (the decision rows are the
     composer's: they lead into the dialect's call block) and its generated guards.
     ``index``: the header's place among the machine's headers (their rows out of
     ``maybe_tag`` are ranked apart)."""
-    parts = sorted({p for _m, p in h.starts} | {p for _m, p in h.parts})
+    parts = sorted({p for _m, p in h.starts} | {p for _m, p in h.parts} | {p for _m, p in h.at_start})
     states: list[StateDecl] = []
     rules: list[Rule] = []
     listens: list[Listen] = []
@@ -192,6 +228,8 @@ def header_region(h: Header, index: int = 0) -> tuple[Region, list[tuple[str, Ca
         listens.append(Listen(an, m, "text", ("leave_reasoning",)))
         listens.append(Listen("text", m, "text", ("framing",)))
     use = f"header_use:{h.name}"
+    for m, p in h.at_start:
+        listens.append(Listen(START_STATE, m, part_state(h, p), (use, "header_begin")))
     for m, p in h.starts:
         listens.append(Listen("text", m, part_state(h, p), (use, "header_begin")))
         listens.append(Listen(an, m, part_state(h, p), (use, "header_begin")))

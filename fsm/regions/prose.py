@@ -27,9 +27,12 @@ says where callsieve differs):
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from callsieve.native import mypyc_attr, trait
 from callsieve.grammar.states import ALL, CLASSES, EOF_TRIGGER, START, Region, StateDecl, but, on
+from callsieve.grammar.api import MAX_TAG_CHARS
+from callsieve.matcher import Matcher
 from callsieve.regions import LINE_TAIL, ModelBase
 
 #: The head of the current line, before a run: indentation and list-item markers
@@ -320,6 +323,32 @@ def _text_stop_chars(model: ModelBase) -> tuple["re.Pattern[str]", str]:
     return re.compile("[" + re.escape("`~" + start) + "]"), start
 
 
+#: What ends inline code's text on its line: a backtick, or the line's end.
+_SPAN_STOP = re.compile("[`\n]")
+
+
+def _span_close_on_line(s: str, p: int, length: int) -> int:
+    """Where inline code whose opening run of ``length`` backticks ends at ``s[p]`` is
+    closed on the same line: the end of the first later run exactly that long, followed
+    by a character of ``s`` (a run at the chunk's end may go on); -1 if a line end or
+    the chunk's end comes first (then the steps read it: across lines, a span's rows ask
+    about the paragraph). Runs of another length are the span's text (CommonMark)."""
+    n = len(s)
+    tick = _RUN_OF["`"]
+    while True:
+        m = _SPAN_STOP.search(s, p)
+        if m is None or s[m.start()] == "\n":
+            return -1
+        k = m.start()
+        run = tick.match(s, k)
+        r = run.end() if run is not None else k + 1
+        if r >= n:
+            return -1
+        if r - k == length:
+            return r
+        p = r
+
+
 def _columns(s: str) -> int:
     """Width of a line head, tabs to the next multiple of four (CommonMark)."""
     if "\t" not in s:
@@ -510,7 +539,72 @@ class ProseModel(ModelBase):
 
     def text_run(self, s: str, i: int, j: int) -> int:
         self._text(s[i:j])
+        if j < len(s) and s[j] == "`" and self.state == "text":
+            return self._inline_code(s, i, j)
         return j
+
+    def _inline_code(self, s: str, i: int, j: int) -> int:
+        """The text state's scan stopped at a backtick ``s[j]``, its line in ``s``
+        (``s[i:j]`` just read): inline code opened and closed on that line is read here
+        as the steps would read it (issue 27: prose fed whole stopped at every backtick
+        twice, and stepped each), and where that is not told at once (the line's head
+        may be a fence's column, indented code, an escape; the span crosses a line end
+        or the chunk's end) ``j``: the steps read it. Where it is read: run_begin
+        (mid-line, after text: no fence column, not literal), run_more through the run,
+        open_span, in_code_span's text_char up to a run as long, run_begin and run_more
+        through it, run_closes_span → text; the position after it, stepped there."""
+        n = len(s)
+        tick = _RUN_OF["`"]
+        matcher = self.matcher("text")
+        got = self._inline_scan
+        if got is None or got[0] is not matcher:
+            # The text state's own scan (its stops, and a start character only where a
+            # marker may begin there): a plain "<" in prose goes on as text.
+            got = self._inline_scan = (matcher, re.compile(matcher.scan_pattern("`~") or "[`~]").search)
+        search = got[1]
+        starts = matcher.start_chars
+        far = n - MAX_TAG_CHARS  # (past it, a marker may run off the chunk: the scan's)
+        e = j  # s[j:e]: read
+        length = 0
+        k = j  # the backtick a span may open at
+        first = True
+        while True:
+            if s[k - 1] == "\\" if k else True:
+                break  # (maybe escaped: run_begin reads it)
+            if first or s.find("\n", e, k) >= 0:
+                # (a later span on the same line: its head, read below, said the same)
+                q = s.rfind("\n", i, k)
+                if q < 0 or k - q > LINE_TAIL:
+                    break
+                line = s[q:k]
+                if LINE_HEAD.match(line) is not None or _lead_columns(line) >= 4:
+                    break
+                first = False
+            run = tick.match(s, k)
+            r = run.end() if run is not None else k + 1
+            f = _span_close_on_line(s, r, r - k) if r < n else -1
+            if f < 0:
+                break
+            e = f
+            length = r - k
+            # The prose after it, read by the text state's scan: another span goes on
+            # here; any other stop (a marker, a tilde) is the runner's.
+            m = search(s, e)
+            if m is None or s[m.start()] != "`":
+                break
+            k = m.start()
+            if k > far or s[k - 1] in starts:
+                break  # (what the runner's scan decides at the chunk's end, or after a start character)
+        if e == j:
+            return j
+        self._text(s[j:e])
+        self.span_len = self.run_len = length
+        self.span_lines = 0
+        self.run_char = "`"
+        self.run_at_line_start = False
+        self.run_container = 0
+        self.run_literal = False
+        return e
 
     def run_begin(self, ch: str) -> None:
         if self.state == "in_fence":
@@ -523,17 +617,19 @@ class ProseModel(ModelBase):
             self.run_len = 1
             self._text(ch)
             return
+        # (the line read once: _fence_column is _column_of(_line()), and nothing
+        # between the two reads changes it)
+        line = self._line()
         asked = self._fc_asked
         if asked is not None and asked[0] == self.pos and asked[1] == self.state:
             col = asked[2]
             self._fc_asked = None
         else:
-            col = self._fence_column()
+            col = self._column_of(line)
         self.run_at_line_start = col is not None
         self.run_container = col or 0
         # Only where it matters (a run in prose, off the fence columns): whether the
         # line is indented code, where backticks are literal (CommonMark).
-        line = self._line()
         # (indented code needs four columns of indentation first: asked of the line)
         self.run_literal = (col is None and self.state == "text" and _lead_columns(line) >= 4
                             and _indented_code(self.recent_text()))
@@ -855,7 +951,23 @@ class ProseModel(ModelBase):
                 elif ch == "`" and run_len > 0:
                     self.span_len = run_len  # open_span
                     self.span_lines = 0
-                    st = "in_code_span"
+                    e = _span_close_on_line(s, p, run_len)
+                    if e < 0:
+                        st = "in_code_span"
+                        break
+                    # Inline code closed on this line (issue 27: most spans): what the
+                    # steps do, read here. in_code_span's text_char up to the closing
+                    # run; its run_begin there (mid-line: no fence column; not in
+                    # prose: neither literal nor escaped) and run_more through it; then
+                    # span_run's run_closes_span → text, the character after it read
+                    # again there: by the text state's own scan, so it stops here.
+                    self.run_at_line_start = False
+                    self.run_container = 0
+                    self.run_literal = False
+                    self.run_char = "`"
+                    self.run_len = run_len
+                    p = e
+                    st = "text"
                     break
                 else:
                     continue  # (text)
@@ -880,7 +992,16 @@ class ProseModel(ModelBase):
                 elif c == "`" and self.run_len > 0:
                     self.span_len = self.run_len
                     self.span_lines = 0
-                    st = "in_code_span"
+                    e = _span_close_on_line(s, p, self.run_len)
+                    if e < 0:
+                        st = "in_code_span"
+                        break
+                    # (closed on this line: as below, from the text state)
+                    self.run_at_line_start = False
+                    self.run_container = 0
+                    self.run_literal = False
+                    p = e
+                    st = "text"
                     break
                 else:
                     st = "text"
@@ -906,6 +1027,10 @@ class ProseModel(ModelBase):
         if p > a:
             self._text(s[a:p])
         return p
+
+    #: (the text state's matcher, its scan's search): ``_inline_code``'s (optional, as
+    #: ``_fc_asked``)
+    _inline_scan: tuple[Matcher, Callable[[str, int], re.Match[str] | None]] | None = None
 
     #: (the pattern of the characters prose stops at, its start characters): see
     #: ``_text_stop_chars``; None until first asked (optional, as ``_fc_asked``)

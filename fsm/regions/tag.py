@@ -381,6 +381,7 @@ class TagModel(ModelBase):
 
     def _fork_release(self, code: str, why: str) -> None:
         self.fork = None
+        self.notes = []  # (a tolerated spelling of the opener: no block of it opens)
         self.release_text(self.fork_tag, self.fork_start, code, why)
 
     # provided by the block region
@@ -519,9 +520,11 @@ def check_deciders(candidates: tuple[ForkCandidate, ...], opener: str) -> None:
 
 
 def _opens(c: ForkCandidate, tag: str) -> bool:
+    """The candidate's opener reads ``tag``: as written, or as one of its tolerated
+    spellings (listened for only where tolerances are on: ``_Composer.listen``)."""
     import regex
 
-    return regex.fullmatch(getattr(c.opener, "pattern"), tag) is not None
+    return any(regex.fullmatch(m.pattern, tag) is not None for m in marker_spellings(c.opener, False))
 
 
 STATES = (StateDecl("maybe_tag", "holding a possible marker until it is decided", owner="tag"),)

@@ -721,11 +721,16 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
         # with the long tail's, 0.4 (at any mclimit) the three labels between in_param and
         # the hub. mclimit 0.5: at the default, those three stack at every nodesep from
         # 0.3 to 0.8 (measured). Measured again with 26 dialects, mclimit 0.3 to 1: 0.8
-        # overlapped at none, 0.5 to 0.7 at some. A trace's path picture, a strip for a
-        # screen, keeps nodesep 0.4.
+        # overlapped at none, 0.5 to 0.7 at some. With issue 24's rows (eof closes, Kimi's
+        # bare block) no nodesep from 0.5 to 1.5 at mclimit 0.3 to 1 kept the overview
+        # clear; of 220 drawn settings (nodesep 0.5-1.5, mclimit 0.3-2, ranksep
+        # 0.45-0.7), nodesep 1.4, mclimit 2, ranksep 0.45 left no view overlapping; with
+        # gemma4 and olmo3, nodesep 1.5, mclimit 1.5, ranksep 0.55 (drawn the same way). A
+        # trace's path picture, a strip for a screen, keeps nodesep 0.4, mclimit 0.5 and
+        # ranksep 0.5 (its height).
         ("graph", [("rankdir", "LR"), ("compound", "true"), ("newrank", "true"),
-                   ("nodesep", "0.4" if path_only else "0.8"), ("mclimit", "0.5"),
-                   ("ranksep", "0.5"), ("fontname", "Helvetica"), ("fontsize", "12"), ("labelloc", "t"), ("label", title)]),
+                   ("nodesep", "0.4" if path_only else "1.5"), ("mclimit", "0.5" if path_only else "1.5"),
+                   ("ranksep", "0.5" if path_only else "0.55"), ("fontname", "Helvetica"), ("fontsize", "12"), ("labelloc", "t"), ("label", title)]),
         ("node", [("shape", "box"), ("style", "rounded,filled"), ("fillcolor", "white"), ("fontname", "Helvetica"),
                   ("fontsize", "11"), ("margin", "0.08,0.04")]),
         ("edge", [("fontname", "Helvetica"), ("fontsize", "10"), ("arrowsize", "0.7")]),

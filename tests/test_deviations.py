@@ -1,0 +1,545 @@
+"""What real models emit, round two (issue 24): each deviation, its Diagnostic, what
+``strict=True`` does with it, whole and chunked, on both runners; the same markup in a
+fence, a code span or a value stays text or data. (Round one: test_tolerance.py.)"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from hypothesis import given, strategies as st
+
+import callsieve
+from callsieve.grammar import REGISTRY
+from strategies import PROSE, call_of, calls, chunks, codes, released, run, texts
+
+
+def diags(events: list[callsieve.Event], code: str) -> list[callsieve.Diagnostic]:
+    return [e for e in events if isinstance(e, callsieve.Diagnostic) and e.code == code]
+
+
+def cut(doc: str, size: int) -> list[str]:
+    return [doc[i : i + size] for i in range(0, len(doc), size)]
+
+
+def tools(*names: str, **props: str) -> list[dict[str, Any]]:
+    return [{"type": "function", "function": {"name": n, "parameters": {"type": "object", "properties": {
+        k: {"type": t} for k, t in props.items()}}}} for n in names]
+
+
+def abandoned(events: list[callsieve.Event]) -> list[callsieve.ToolCallAbandoned]:
+    return [e for e in events if isinstance(e, callsieve.ToolCallAbandoned)]
+
+
+def deltas_match(events: list[callsieve.Event]) -> None:
+    for c in (e for e in events if isinstance(e, callsieve.ToolCall)):
+        got = "".join(e.arguments for e in events if isinstance(e, callsieve.ToolCallDelta) and e.index == c.index)
+        assert got == c.arguments_json
+
+
+def each_way(doc: str, **kw: Any) -> list[list[callsieve.Event]]:
+    """``doc`` whole, in chunks of 3 and one character at a time, on both runners."""
+    return [run(cut(doc, size), runner=runner, **kw)
+            for runner in ("compiled", "reference") for size in (len(doc) or 1, 3, 1)]
+
+
+# ---------------------------------------------------------------- 1. the close stripped at the end
+HARMONY = '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}'
+EOF_CLOSED = [
+    # (document, the calls, the codes before missing_block_close)
+    (HARMONY, [("get_weather", {"city": "Paris"})], []),
+    ('<|start|>assistant to=functions.f<|channel|>commentary json<|message|>{"a": [1]}', [("f", {"a": [1]})], []),
+    ('Sure. <tool_call>\n{"name": "f", "arguments": {"a": 1}}', [("f", {"a": 1})], []),
+    ('<minimax:tool_call>\n<invoke name="f">\n<parameter name="k">v</parameter>\n</invoke>', [("f", {"k": "v"})], []),
+    ('<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": 1}'
+     '<|tool_call_end|>', [("f", {"a": 1})], []),
+    ('<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": 1}',
+     [("f", {"a": 1})], []),
+    # Kimi's bare <|tool_call_begin|>: no section, no <|tool_call_end|> (llama.cpp, real output)
+    ('Let me look. <|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": 1}',
+     [("f", {"a": 1})], ["missing_block_open"]),
+    ("<tool_call>\n<function=f>\n<parameter=a>\nx\n</parameter>\n</function>", [("f", {"a": "x"})], []),
+    ('<tool_calls><invoke name="f"><parameter name="a">x</parameter></invoke>', [("f", {"a": "x"})], []),
+    ('<｜DSML｜tool_calls><｜DSML｜invoke name="f"><｜DSML｜parameter name="a" string="true">x</｜DSML｜parameter>'
+     "</｜DSML｜invoke>", [("f", {"a": "x"})], []),
+    ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a": 1}<｜tool▁call▁end｜>', [("f", {"a": 1})], []),
+    ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{"a": 1}\n```',
+     [("f", {"a": 1})], []),
+]
+
+
+@pytest.mark.parametrize("doc, want, before", EOF_CLOSED)
+def test_a_block_whose_last_call_is_complete_is_read_as_closed_at_the_end(
+        doc: str, want: list[tuple[str, dict[str, Any]]], before: list[str]) -> None:
+    for tail in ("", "\n"):
+        whole = doc + tail
+        for events in each_way(whole):
+            assert calls(events) == want and not abandoned(events)
+            assert codes(events) == before + ["missing_block_close"]
+            (d,) = diags(events, "missing_block_close")
+            assert d.offset == len(doc) and d.severity == "tolerated"  # where its markup ended
+            assert "".join(e.raw for e in events) == whole
+            assert texts(events) == whole[: whole.find("<")] * (not doc.startswith("<")) + tail
+            deltas_match(events)
+        # strict: the format alone; the stream ended inside the block: its call is
+        # abandoned (a Kimi call with no section is no block at all there: text)
+        strict = run(cut(whole, 2), strict=True)
+        assert calls(strict) == [] and released(strict) == whole
+        assert codes(strict) == ([] if before else ["unterminated_block"])
+
+
+@pytest.mark.parametrize("doc", [
+    HARMONY[:-3],                                                                  # the JSON cut short
+    '<minimax:tool_call>\n<invoke name="f">\n<parameter name="k">v</parameter>\n',  # </invoke> not read
+    '<minimax:tool_call>\n<invoke name="f">\n<parameter name="k">v',
+    '<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": ',
+    '<｜DSML｜tool_calls><｜DSML｜invoke name="f"><｜DSML｜parameter name="a" string="true">x</｜DSML｜parameter>',
+    '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{"a": 1}\n',  # fence open
+    "<tool_call>\n<function=f>\n<parameter=a>\nx\n</parameter>\n",
+    "<minimax:tool_call>\n",
+    '<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_ca',               # a close cut short
+])
+def test_a_truncated_call_is_never_read_as_complete(doc: str) -> None:
+    """A response cut by max_tokens: the last call is not complete, so nothing is
+    assumed; what started is abandoned, as before."""
+    for events in each_way(doc):
+        assert calls(events) == [] and "missing_block_close" not in codes(events)
+        assert released(events) == doc
+
+
+def test_a_block_read_as_closed_at_the_end_keeps_its_earlier_calls_and_the_unknown_tool_rules() -> None:
+    doc = ('<minimax:tool_call>\n<invoke name="f">\n</invoke>\n<invoke name="g">\n<parameter name="k">1</parameter>\n'
+           "</invoke>")
+    events = run(cut(doc, 4), tools=tools("f", "g", k="integer"))
+    assert calls(events) == [("f", {}), ("g", {"k": 1})] and codes(events) == ["missing_block_close"]
+    events = run(cut(doc, 4), tools=tools("f"), unknown_tool="text")
+    # (f had streamed: it is abandoned, its markup and g's on its event, shown once)
+    assert calls(events) == [] and released(events) == doc and [e.name for e in abandoned(events)] == ["f"]
+    assert codes(events) == ["missing_block_close", "unknown_tool"]
+    # the Kimi call without its section must name a known tool
+    bare = 'ok <|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": 1}'
+    assert calls(run([bare], tools=tools("f"))) == [("f", {"a": 1})]
+    events = run(cut(bare, 3), tools=tools("g"))
+    assert calls(events) == [] and texts(events) == bare and codes(events) == ["unknown_tool"]
+    assert not [e for e in events if isinstance(e, (callsieve.ToolCallStart, callsieve.ToolCallDelta))]
+
+
+@pytest.mark.parametrize("doc", [
+    "See:\n```\n" + '<tool_call>\n{"name": "f", "arguments": {}}',             # an unclosed fence
+    "Type `" + '<tool_call>{"name": "f", "arguments": {}}' + "` to call it.",
+    "Type `<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}` here",
+    "```\n" + HARMONY + "\n```\n",
+])
+def test_a_closeless_block_in_a_fence_or_a_code_span_is_text(doc: str) -> None:
+    for events in each_way(doc):
+        assert calls(events) == [] and texts(events) == doc and codes(events) == []
+
+
+def test_a_closeless_block_inside_a_value_is_data() -> None:
+    inner = '<tool_call>{"name": "f", "arguments": {}}'
+    doc = '<tool_call>{"name": "w", "arguments": {"c": ' + json.dumps(inner) + "}}"  # the stream ends in the outer
+    for events in each_way(doc):
+        assert calls(events) == [("w", {"c": inner})] and codes(events) == ["missing_block_close"]
+    cut_short = '<tool_call>{"name": "w", "arguments": {"c": ' + json.dumps(inner)
+    for events in each_way(cut_short):
+        assert calls(events) == [] and "missing_block_close" not in codes(events)
+
+
+def test_kimi_calls_without_their_section_in_a_row() -> None:
+    one = '<|tool_call_begin|>functions.{n}:{i}<|tool_call_argument_begin|>{{"a": {i}}}<|tool_call_end|>'
+    doc = "ok " + one.format(n="f", i=0) + "\n" + one.format(n="g", i=1) + "<|tool_calls_section_end|> bye"
+    for events in each_way(doc):
+        assert calls(events) == [("f", {"a": 0}), ("g", {"a": 1})] and texts(events) == "ok  bye"
+        assert codes(events) == ["missing_block_open"]
+        assert [e.id for e in events if isinstance(e, callsieve.ToolCall)] == ["functions.f:0", "functions.g:1"]
+    assert calls(run([doc], strict=True)) == []
+
+
+@pytest.mark.parametrize("doc", ["the <|tool_call_begin|> token opens a call", "<|tool_call_begin|>"])
+def test_a_kimi_call_open_mentioned_in_prose_is_text(doc: str) -> None:
+    for policy in ("text", "drop", "raise"):
+        events = run(cut(doc, 3), on_malformed=policy)
+        assert calls(events) == [] and texts(events) == doc
+        assert not [e for e in events if isinstance(e, (callsieve.ToolCallStart, callsieve.ToolCallDelta))]
+
+
+# ---------------------------------------------------------------- 1. harmony from the role part
+# The gpt-oss prompt ends with <|start|>assistant: the output may go on with the role
+# part's recipient. (The format, not a deviation: no Diagnostic, and the same under strict.)
+RESUMED = ' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Paris"}<|call|>'
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_harmony_output_that_begins_at_a_role_part_recipient_is_a_call(strict: bool) -> None:
+    cases = [(RESUMED, []), (RESUMED + "<|start|>assistant<|channel|>final<|message|>Done.<|return|>", [])]
+    if not strict:
+        cases.append((RESUMED[: -len("<|call|>")], ["missing_block_close"]))  # and <|call|> stripped
+    for doc, more in cases:
+        for events in each_way(doc, strict=strict):
+            assert calls(events) == [("get_weather", {"city": "Paris"})]
+            assert codes(events) == more and not abandoned(events)
+            assert texts(events) == ("Done." if "Done" in doc else "")
+            assert "".join(e.raw for e in events) == doc
+            (c,) = [e for e in events if isinstance(e, callsieve.ToolCall)]
+            assert c.raw.startswith(" to=functions.get_weather<|channel|>")  # the header is the call's markup
+            deltas_match(events)
+
+
+@pytest.mark.parametrize("doc, visible", [
+    (" to=do: milk, eggs.", " to=do: milk, eggs."),  # prose that begins like it (held as a header, then text)
+    (" today, then", " today, then"),
+    # not at the very start (two spaces): the channel's header decides, and has no recipient
+    ("  to=functions.f<|channel|>commentary json<|message|>{}<|call|>", "  to=functions.f{}"),
+    ("Hi to=functions.f<|channel|>final<|message|>x<|return|>", "Hi to=functions.fx"),
+    (" to", " to"),
+])
+def test_a_recipient_anywhere_but_the_very_start_is_no_header(doc: str, visible: str) -> None:
+    for events in each_way(doc):
+        assert calls(events) == [] and texts(events) == visible and "".join(e.raw for e in events) == doc
+
+
+def test_only_with_harmony_enabled_does_the_output_start_in_a_header() -> None:
+    assert callsieve.Sieve(dialects=["harmony"]).state == "header_start"
+    assert callsieve.Sieve(dialects=["hermes"]).state == "text"
+    assert callsieve.Sieve(start_in_reasoning=True, dialects=["harmony", "hermes"]).state != "header_start"
+    events = run([RESUMED], dialects=["hermes"])
+    assert calls(events) == [] and texts(events) == RESUMED
+
+
+# ---------------------------------------------------------------- the drop-one-marker property
+EOF_DIALECTS = sorted(d.name for d in REGISTRY.values() if any(b.eof_close and b.open is not None for b in d.blocks))
+DOT_PROSE = PROSE.map(lambda s: "." + s)
+
+
+def _closing(d: Any) -> re.Pattern[str]:
+    """The block close (and the last call's close, where the call has one and its
+    arguments are JSON: their closing brace says the call is complete) at the end of a
+    rendered block."""
+    from callsieve.grammar.api import JsonArgs
+
+    block = next(b for b in d.blocks if b.eof_close and b.open is not None)
+    call = next((n for n in _calls_of(block.body)), None)
+    close = f"(?:{block.close.pattern})"
+    if call is not None and call.close is not None and any(isinstance(x, JsonArgs) for x in call.items):
+        close = f"(?:(?:{call.close.pattern})\\s*)?" + close
+    return re.compile(r"\s*" + close + r"\Z")
+
+
+def _calls_of(node: Any) -> Any:
+    from callsieve.grammar.api import Call, Many
+
+    if isinstance(node, Call):
+        yield node
+    elif isinstance(node, Many):
+        yield from _calls_of(node.item)
+
+
+def test_every_dialect_the_issue_names_reads_a_block_closed_by_the_end_of_the_stream() -> None:
+    assert {"harmony", "hermes", "minimax_m2", "kimi_k2"} <= set(EOF_DIALECTS)
+
+
+@given(st.data())
+def test_dropping_the_last_blocks_close_at_the_end_keeps_the_calls_and_says_so(data: st.DataObject) -> None:
+    """Documents rendered by a dialect's grammar, ending with a block whose close (and
+    its last call's, where the call has one) a server stripped: the same calls and
+    text, one ``missing_block_close``; under strict, not the same."""
+    d = REGISTRY[data.draw(st.sampled_from(EOF_DIALECTS))]
+    assert d.render is not None
+    # (hermes and qwen3_coder render one block per call, joined by a newline: one call)
+    drawn = data.draw(st.lists(call_of(d), min_size=1, max_size=1 if d.name in ("hermes", "qwen3_coder") else 2))
+    before = data.draw(DOT_PROSE)
+    lead = d.wrap_text(before, data.draw(st.integers(0, 7))) if d.wrap_text else before
+    block = d.render([(n, p) for n, p, _ in drawn], data.draw(st.integers(0, 64)))
+    m = _closing(d).search(block)
+    assert m is not None, block
+    doc = lead + block[: m.start()]
+    events = run(data.draw(chunks(doc)), dialects=[d.name])
+    assert calls(events) == [(n, a) for n, _, a in drawn]
+    assert texts(events) == before
+    assert codes(events) == ["missing_block_close"]
+    assert "".join(e.raw for e in events) == doc
+    deltas_match(events)
+    assert calls(run([doc], dialects=[d.name], strict=True)) != [(n, a) for n, _, a in drawn]
+
+
+# ---------------------------------------------------------------- 2. Mistral v11 without [ARGS]
+@pytest.mark.parametrize("doc, calls_, ids", [
+    ('Checking. [TOOL_CALLS]get_weather{"city": "Paris"}', [("get_weather", {"city": "Paris"})], 1),
+    ('[TOOL_CALLS]get_weather[CALL_ID]abcDEF123{"city": "Paris"}[TOOL_CALLS]search[ARGS]{"q": "x"}',
+     [("get_weather", {"city": "Paris"}), ("search", {"q": "x"})], 1),
+    ('[TOOL_CALLS]a{}[TOOL_CALLS]b {"k": [1, {"x": null}]}', [("a", {}), ("b", {"k": [1, {"x": None}]})], 2),
+])
+def test_mistral_v11_without_args_reads_the_json_after_the_name(
+        doc: str, calls_: list[tuple[str, dict[str, Any]]], ids: int) -> None:
+    for events in each_way(doc):
+        assert calls(events) == calls_ and codes(events) == ["missing_args_open"] * ids
+        got = diags(events, "missing_args_open")
+        assert [d.offset for d in got] == [m.start() for m in re.finditer(r"(?<=[\w ])\{", doc)][:ids]
+        assert texts(events) == doc[: doc.index("[TOOL_CALLS]")]
+        assert "".join(e.raw for e in events) == doc
+        deltas_match(events)
+    strict = run(cut(doc, 3), strict=True)
+    assert calls(strict) != calls_ and "missing_args_open" not in codes(strict)
+    assert "".join(e.raw for e in strict) == doc
+
+
+@pytest.mark.parametrize("doc", [
+    "Use `[TOOL_CALLS]get_weather{\"city\": \"Paris\"}` to call it.",
+    "```\n[TOOL_CALLS]get_weather{\"city\": \"Paris\"}\n```\n",
+    "get_weather{\"city\": \"Paris\"} is how it looks",  # no [TOOL_CALLS]: prose
+])
+def test_mistral_json_after_a_name_in_code_or_without_its_token_is_text(doc: str) -> None:
+    for events in each_way(doc):
+        assert calls(events) == [] and texts(events) == doc and codes(events) == []
+
+
+def test_mistral_json_after_a_name_inside_a_value_is_data() -> None:
+    inner = '[TOOL_CALLS]get_weather{"city": "Paris"}'
+    doc = "[TOOL_CALLS]note[ARGS]" + json.dumps({"text": inner})
+    for events in each_way(doc):
+        assert calls(events) == [("note", {"text": inner})] and codes(events) == []
+
+
+# ---------------------------------------------------------------- 6. gateway XML without </invoke>
+XML_ONE = '<invoke name="{n}">\n<parameter name="k">{v}</parameter>\n'
+
+
+@pytest.mark.parametrize("closes", [(False, True), (True, False), (False, False)])
+def test_gateway_xml_invoke_close_left_out_before_the_next_invoke_or_the_block_close(closes: tuple[bool, bool]) -> None:
+    doc = ("ok <tool_calls>\n" + "".join(XML_ONE.format(n=n, v=v) + ("</invoke>\n" if c else "")
+                                        for n, v, c in (("f", "1", closes[0]), ("g", "2", closes[1])))
+           + "</tool_calls> bye")
+    left_out = [doc.index('<invoke name="g">')] * (not closes[0]) + [doc.index("</tool_calls>")] * (not closes[1])
+    for events in each_way(doc):
+        assert calls(events) == [("f", {"k": "1"}), ("g", {"k": "2"})] and texts(events) == "ok  bye"
+        assert [d.offset for d in diags(events, "implied_call_close")] == left_out
+        assert codes(events) == ["implied_call_close"] * len(left_out)
+        deltas_match(events)
+    strict = run(cut(doc, 4), strict=True)
+    assert calls(strict) != [("f", {"k": "1"}), ("g", {"k": "2"})] and "implied_call_close" not in codes(strict)
+
+
+@pytest.mark.parametrize("doc", [
+    # without its block's open the close is the only evidence: an invoke's close is required
+    'ok <invoke name="f">\n<parameter name="k">v</parameter>\n</tool_calls>',
+    # a value that quotes it is data
+    '<tool_calls><invoke name="w"><parameter name="c"><![CDATA[<invoke name="f"><parameter name="k">v</parameter>'
+    "</tool_calls>]]></parameter></invoke></tool_calls>",
+])
+def test_gateway_xml_implied_invoke_close_needs_its_block_and_never_fires_in_a_value(doc: str) -> None:
+    for events in each_way(doc):
+        assert "implied_call_close" not in codes(events)
+        assert [n for n, _ in calls(events)] in ([], ["w"])
+
+
+DROPPED = {"mistral": ("[ARGS]", "missing_args_open"), "xml": ("</invoke>", "implied_call_close")}
+
+
+@given(st.data())
+def test_dropping_mistrals_args_or_a_gateway_xml_invoke_close_keeps_the_calls_and_says_so(data: st.DataObject) -> None:
+    """Blocks rendered by the grammar, one tolerated marker left out of one call
+    (Mistral v11's ``[ARGS]``, gateway XML's ``</invoke>``): the same calls and text,
+    that tolerance's Diagnostic; under strict, not the same."""
+    name = data.draw(st.sampled_from(sorted(DROPPED)))
+    d = REGISTRY[name]
+    assert d.render is not None
+    marker, code = DROPPED[name]
+    # (values that quote the marker are data, never dropped: not drawn here)
+    drawn = data.draw(st.lists(call_of(d).filter(lambda c: all(marker not in v for _k, v, _j in c[1])),
+                               min_size=1, max_size=3))
+    variant = data.draw(st.integers(0, 31)) * 2  # (Mistral's even variants are v11)
+    block = d.render([(n, p) for n, p, _ in drawn], variant)
+    at = [m.start() for m in re.finditer(re.escape(marker), block)]
+    assert len(at) == len(drawn), block
+    k = data.draw(st.sampled_from(at))
+    before, after = data.draw(DOT_PROSE), data.draw(DOT_PROSE)
+    doc = before + "\n\n" + block[:k] + block[k + len(marker):] + after
+    events = run(data.draw(chunks(doc)), dialects=[name])
+    assert calls(events) == [(n, a) for n, _, a in drawn]
+    assert texts(events) == before + "\n\n" + after
+    assert codes(events) == [code]
+    assert "".join(e.raw for e in events) == doc
+    deltas_match(events)
+    assert calls(run([doc], dialects=[name], strict=True)) != [(n, a) for n, _, a in drawn]
+
+
+# ---------------------------------------------------------------- 10. a Kimi id and no name
+NAMELESS = ("ok <|tool_calls_section_begin|><|tool_call_begin|>{id}<|tool_call_argument_begin|>{{\"city\": \"x\"}}"
+            "<|tool_call_end|><|tool_calls_section_end|>")
+
+
+@pytest.mark.parametrize("wire", ["0", "12", " 3 "])
+def test_a_kimi_call_with_an_id_and_no_name_is_the_one_tool_declared(wire: str) -> None:
+    doc = NAMELESS.format(id=wire)
+    one = tools("get_weather", city="string")
+    for events in each_way(doc, tools=one):
+        assert calls(events) == [("get_weather", {"city": "x"})] and codes(events) == ["nameless_call"]
+        assert [e.id for e in events if isinstance(e, callsieve.ToolCall)] == [wire.strip()]
+        (d,) = diags(events, "nameless_call")
+        assert d.offset == 3
+        deltas_match(events)
+    strict = run(cut(doc, 4), tools=one, strict=True)
+    assert calls(strict) == [(wire.strip(), {"city": "x"})] and codes(strict) == ["unknown_tool"]
+
+
+def test_a_kimi_call_with_no_name_is_never_guessed_among_several_tools_or_without_any() -> None:
+    doc = NAMELESS.format(id="0")
+    # two tools: nothing says which (not the argument keys): the id as written, unknown
+    events = run(cut(doc, 5), tools=tools("get_weather", "search", city="string"))
+    assert calls(events) == [("0", {"city": "x"})] and codes(events) == ["unknown_tool"]
+    assert calls(run([doc])) == [("0", {"city": "x"})] and codes(run([doc])) == []
+    # an id with a name keeps its name, even when one tool is declared
+    named = NAMELESS.format(id="functions.search:0")
+    events = run([named], tools=tools("get_weather"))
+    assert calls(events) == [("search", {"city": "x"})] and codes(events) == ["unknown_tool"]
+
+
+@pytest.mark.parametrize("doc", [
+    "```\n" + NAMELESS.format(id="0") + "\n```\n",
+    "Try `" + NAMELESS.format(id="0") + "` here.",
+])
+def test_a_nameless_kimi_call_in_code_is_text(doc: str) -> None:
+    events = run(cut(doc, 3), tools=tools("get_weather"))
+    assert calls(events) == [] and texts(events) == doc and codes(events) == []
+
+
+def test_a_nameless_kimi_call_inside_a_value_is_data() -> None:
+    inner = NAMELESS.format(id="0")
+    doc = ('<|tool_calls_section_begin|><|tool_call_begin|>functions.note:0<|tool_call_argument_begin|>'
+           + json.dumps({"text": inner}) + "<|tool_call_end|><|tool_calls_section_end|>")
+    events = run(cut(doc, 3), tools=tools("note", text="string"))
+    assert calls(events) == [("note", {"text": inner})] and codes(events) == []
+
+
+# ---------------------------------------------------------------- 8. DeepSeek R1 distills' opener
+R1_OPEN = "<｜tool▁calls｜>"
+R1_V3 = (R1_OPEN + '<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{"city": "Paris"}\n```'
+         "<｜tool▁call▁end｜><｜tool▁calls▁end｜>")
+R1_V31 = R1_OPEN + '<｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
+
+
+@pytest.mark.parametrize("block", [R1_V3, R1_V31])
+@pytest.mark.parametrize("dialects", [None, ["deepseek_v3", "deepseek_v31"]])
+def test_deepseek_r1_distills_section_opener_without_begin(block: str, dialects: list[str] | None) -> None:
+    doc = "Let me check.\n" + block + "\nDone."
+    for events in each_way(doc, dialects=dialects):
+        assert calls(events) == [("get_weather", {"city": "Paris"})] and codes(events) == ["calls_open_variant"]
+        (d,) = diags(events, "calls_open_variant")
+        assert d.offset == doc.index(R1_OPEN) and d.severity == "tolerated"
+        assert texts(events) == "Let me check.\n\nDone." and "".join(e.raw for e in events) == doc
+        (c,) = [e for e in events if isinstance(e, callsieve.ToolCall)]
+        assert c.raw == block
+        deltas_match(events)
+    strict = run(cut(doc, 3), dialects=dialects, strict=True)
+    assert calls(strict) == [] and "calls_open_variant" not in codes(strict)
+    assert "".join(e.raw for e in strict) == doc
+
+
+@pytest.mark.parametrize("doc", [
+    "The section opens with " + R1_OPEN + ", then calls.",  # a mention: nothing follows that reads as a call
+    R1_OPEN,
+    "```\n" + R1_V3 + "\n```\n",
+    "Write `" + R1_V31 + "` to call it.",
+])
+def test_the_r1_opener_mentioned_or_in_code_is_text_with_nothing_assumed(doc: str) -> None:
+    for events in each_way(doc):
+        assert calls(events) == [] and texts(events) == doc
+        assert "calls_open_variant" not in codes(events)
+    # (a mention's noted spelling is no part of a later block)
+    later = doc + "\n<｜tool▁calls▁begin｜>" + R1_V31[len(R1_OPEN):]
+    for events in each_way(later):
+        assert calls(events) == [("get_weather", {"city": "Paris"})] and "calls_open_variant" not in codes(events)
+
+
+def test_the_r1_opener_inside_a_value_is_data() -> None:
+    doc = ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>note<｜tool▁sep｜>' + json.dumps({"text": R1_V31})
+           + "<｜tool▁call▁end｜><｜tool▁calls▁end｜>")
+    for events in each_way(doc):
+        assert calls(events) == [("note", {"text": R1_V31})] and codes(events) == []
+
+
+# ---------------------------------------------------------------- 5. DSML's leaked separators
+DSML_ONE = ('<{p}tool_calls>\n<{p}invoke name="f">\n<{p}parameter name="k" string="true">v</{p}parameter>\n'
+            "</{p}invoke>\n</{p}tool_calls>")
+
+
+@pytest.mark.parametrize("doc", [
+    '<dsml-tool-calls>\n<dsml-invoke name="f">\n<dsml-parameter name="k" string="true">v</dsml-parameter>\n'
+    "</dsml-invoke>\n</dsml-tool-calls>",                    # a hyphen where the bar belongs
+    DSML_ONE.format(p="-DSML-"),
+    DSML_ONE.format(p="\u2402DSML\u2402"),                     # U+2402 as the separator
+    DSML_ONE.format(p="\x02DSML\x02"),                         # a raw U+0002
+    DSML_ONE.format(p="｜DSML｜").replace("｜DSML｜invoke", "\x02DSML\x02invoke"),  # mixed with the bar
+])
+def test_dsml_leaked_separators_are_read_with_dsml_variant(doc: str) -> None:
+    whole = "ok " + doc + " bye"
+    tags = len(re.findall(r"<[^<>]*(?:DSML|dsml)[^<>]*>", doc))
+    varied = tags - len(re.findall(r"</?｜DSML｜", doc))
+    for events in each_way(whole):
+        assert calls(events) == [("f", {"k": "v"})] and texts(events) == "ok  bye"
+        assert codes(events) == ["dsml_variant"] * varied
+        assert sorted(d.offset for d in diags(events, "dsml_variant")) == [
+            m.start() + 3 for m in re.finditer(r"<(?!/?｜DSML｜)/?[^<>]*?(?:DSML|dsml)", doc)]
+        deltas_match(events)
+    strict = run(cut(whole, 3), strict=True)
+    assert calls(strict) == [] and "dsml_variant" not in codes(strict)
+    assert "".join(e.raw for e in strict) == whole
+
+
+@pytest.mark.parametrize("doc", [
+    "```\n" + DSML_ONE.format(p="-DSML-") + "\n```\n",
+    "Use `" + DSML_ONE.format(p="\u2402DSML\u2402") + "` here.",
+    "a <dsml-tool-calls> tag, then prose",
+])
+def test_dsml_leaked_separators_in_code_or_mentioned_are_text(doc: str) -> None:
+    for events in each_way(doc):
+        assert calls(events) == [] and texts(events) == doc and "dsml_variant" not in codes(events)
+
+
+def test_dsml_leaked_separators_inside_a_value_are_data() -> None:
+    inner = DSML_ONE.format(p="-DSML-")
+    doc = ('<｜DSML｜tool_calls><｜DSML｜invoke name="note"><｜DSML｜parameter name="text" string="false">'
+           + json.dumps(inner) + "</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>")
+    for events in each_way(doc):
+        assert calls(events) == [("note", {"text": inner})] and codes(events) == []
+
+
+#: dialect → (the spelling as rendered, tolerated spellings of it, their code, render
+#: variants that write it so)
+RESPELLED = {"deepseek_v3": ("<｜tool▁calls▁begin｜>", (R1_OPEN,), "calls_open_variant", (0, 1)),
+             "deepseek_v31": ("<｜tool▁calls▁begin｜>", (R1_OPEN,), "calls_open_variant", (0,)),
+             "dsml": ("｜DSML｜", ("-DSML-", "\u2402DSML\u2402", "\x02DSML\x02"), "dsml_variant", (0, 12, 24))}
+
+
+@given(st.data())
+def test_a_respelled_marker_keeps_the_calls_and_says_so(data: st.DataObject) -> None:
+    """Blocks rendered by the grammar with a marker written in a tolerated spelling
+    wherever it stands: the same calls and text, that spelling's Diagnostic at each; under
+    strict, not the same."""
+    name = data.draw(st.sampled_from(sorted(RESPELLED)))
+    d = REGISTRY[name]
+    assert d.render is not None
+    official, spellings, code, variants = RESPELLED[name]
+    spelling = data.draw(st.sampled_from(spellings))
+    drawn = data.draw(st.lists(call_of(d).filter(lambda c: all(official not in v for _k, v, _j in c[1])),
+                               min_size=1, max_size=3))
+    block = d.render([(n, p) for n, p, _ in drawn], data.draw(st.sampled_from(variants)))
+    at = [m.start() for m in re.finditer(re.escape(official), block)]
+    assert at, block
+    before, after = data.draw(DOT_PROSE), data.draw(DOT_PROSE)
+    lead = before + "\n\n"
+    doc = lead + block.replace(official, spelling) + after
+    shift = len(spelling) - len(official)
+    dialects = data.draw(st.sampled_from([[name], None]))
+    events = run(data.draw(chunks(doc)), dialects=dialects)
+    assert calls(events) == [(n, a) for n, _, a in drawn]
+    assert texts(events) == lead + after
+    assert codes(events) == [code] * len(at)
+    # (each at its tag's <: the spelling's first character, or one or two before it)
+    offsets = sorted(x.offset for x in diags(events, code))
+    assert all(0 <= len(lead) + a + k * shift - o <= 2 for o, (k, a) in zip(offsets, enumerate(at)))
+    assert "".join(e.raw for e in events) == doc
+    deltas_match(events)
+    assert calls(run([doc], dialects=dialects, strict=True)) == []
