@@ -30,6 +30,7 @@ from callsieve.native import mypyc_attr, trait
 from callsieve.grammar.api import Capture, Variant
 from callsieve.grammar.states import EOF_TRIGGER, OVERFLOW, START, Region, StateDecl, but, on
 from callsieve.regions.block import BlockModel
+from callsieve.regions.tag import unnamed as tag_unnamed
 
 
 @trait
@@ -51,7 +52,9 @@ class CaptureModel(BlockModel):
         leaf = self.enter_target
         self.capture_leaf = leaf
         body = getattr(leaf, "body", None)
-        self.capture_rx = _compiled(body.pattern) if isinstance(body, Capture) else None
+        # (what the capture may still become: its pattern, or, lenient, a reading its
+        # tolerances take: an id ``3 `` lives on for a nameless variant)
+        self.capture_rx = _compiled(_readings(body, self.cfg.strict)) if isinstance(body, Capture) else None
         self.scope = getattr(leaf, "name", "")
         if getattr(leaf, "starts_call", False):
             call = self.new_call(self._block())
@@ -104,7 +107,7 @@ class CaptureModel(BlockModel):
         if m is None and body.loose is not None and not self.cfg.strict:
             # Tolerance (``Capture(loose=)``): text the format does not read, read otherwise.
             m = regex.fullmatch(body.loose.pattern, self.captured)
-            loose = body.loose.code
+            loose = body.loose.code if m is not None else ""
         tools = self.cfg.tools
         idonly: Variant | None = None
         if m is None and not self.cfg.strict and tools is not None and len(tools) == 1:
@@ -155,6 +158,15 @@ class CaptureModel(BlockModel):
     def end_capture_char(self, ch: str) -> None:
         self.end_capture(ch)
         self._hold(ch)
+
+
+def _readings(body: Capture, strict: bool) -> str:
+    """The capture's pattern, and under tolerances its loose reading and variants: one
+    pattern for what the captured text may still become."""
+    if strict:
+        return body.pattern
+    pats = [body.pattern] + ([body.loose.pattern] if body.loose is not None else []) + [v.pattern for v in body.variants]
+    return "|".join(f"(?:{tag_unnamed(p)})" for p in pats) if len(pats) > 1 else body.pattern
 
 
 @lru_cache(maxsize=256)
