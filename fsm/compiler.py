@@ -387,11 +387,42 @@ class CompiledRunner:
         #: visible text (``Sieve.feed``'s fast path). Otherwise it finds something in
         #: every chunk (the empty pattern), so the fast path is never taken.
         self.text_quick: Callable[[str], object] = re.compile("").search
+        #: ``text_quick`` names (``matcher.WORD_TAIL``) where an anchored word marker's
+        #: beginning runs off a chunk's end (``… f``, ``… fun``): the fast path then
+        #: gives the text before it and keeps the word back for the next chunk
+        #: (``word_held``), as the table would hold it, without the table's steps (a
+        #: word like ``for`` cut after its ``f`` is common in prose fed in pieces).
+        self.holds_words = False
+        self.word_held = ""
         rule = compiled.bulk.get("text")
         if rule is not None and not rule.loop_chars and getattr(rule.run, "__name__", "") == "text_run" \
                 and "text" in ctx.cfg.matchers:
-            stops = rule.stop_chars + (ctx.cfg.matchers["text"].start_chars if rule.marker_aware else "")
-            self.text_quick = re.compile("[" + re.escape(stops) + "]").search if stops else (lambda s: None)
+            matcher = ctx.cfg.matchers["text"]
+            stops = rule.stop_chars + (matcher.symbol_starts if rule.marker_aware else "")
+            quick: Callable[[str], object] = re.compile("[" + re.escape(stops) + "]").search if stops else (lambda s: None)
+            self.text_quick = quick
+            words = matcher.word_starts if rule.marker_aware else ""
+            if words and matcher.words_anchored:
+                # Anchored literal words (``functools``) begin only after no word
+                # character: one search finds a symbol start character, such a word, or
+                # the start of one running off the chunk's end (``of``'s ``f`` is none).
+                after = ["(?<=[" + re.escape(stops) + "])"] if stops else []
+                self.text_quick = re.compile("[" + re.escape(stops + words) + "](?:" + "|".join(after + [matcher.word_quick])
+                                             + ")").search
+                self.holds_words = True
+            elif words:
+                # A word start character (``functools``'s ``f``) is frequent in prose: a
+                # chunk holding one is still one run of text when the text state's own
+                # scan finds nothing in it (no marker, no tail that may become one).
+                has_word = re.compile("[" + re.escape(words) + "]").search
+                scan = compiled.scanner("text", matcher)
+
+                def quick_words(s: str) -> object:
+                    m = quick(s)
+                    if m is not None or has_word(s) is None:
+                        return m
+                    return None if scan(s, 0) == len(s) else s
+                self.text_quick = quick_words
 
     # -- scanning
     def _scanner(self, state: str, rule: BulkRule) -> Scanner:
@@ -447,6 +478,10 @@ class CompiledRunner:
         # Fast path: the chunk starts with a run of the state the last chunk ended in
         # (most chunks of prose, reasoning or a value are all one run): one scan, one
         # run action, no table lookup.
+        if self.word_held:
+            # (the text state, nothing pending, when it was kept back: read from there)
+            s = self.word_held + s
+            self.word_held = ""
         ctx = self.ctx
         n = len(s)
         if n and ctx.state == self._sc_state and ctx.scope is self._sc_scope:
@@ -627,6 +662,8 @@ class CompiledRunner:
                     i += 1
 
     def eof(self) -> None:
+        if self.word_held:
+            self.feed("")
         ctx = self.ctx
         ctx.pos = self.base
         self._step(EOF_TRIGGER, "")
@@ -645,17 +682,31 @@ class CompiledRunner:
         compare both); None for any other chunk. (Here rather than in Sieve so that the
         compiled build runs it native.)"""
         ctx = self.ctx
-        if (ctx.state == "text" and chunk and self.text_quick(chunk) is None and ctx.block is None
+        if not (ctx.state == "text" and chunk and ctx.block is None
                 and not ctx.text_buf and not ctx.out and not ctx.dropped and not ctx.reason_raw):
-            n = len(chunk)
-            self.base += n
-            # ctx._saw(chunk), inlined but for its trim, which it does when due
-            ctx.recent.append(chunk)
-            ctx.recent_len += n
-            if ctx.recent_len > SAW_TRIM_AT:
-                ctx.trim_recent()
-            return [Text(chunk, chunk)]
-        return None
+            return None
+        held = self.word_held
+        s = held + chunk if held else chunk
+        m = self.text_quick(s)
+        if m is None:
+            n = len(s)
+            self.word_held = ""
+        elif self.holds_words and isinstance(m, re.Match) and m.lastgroup is not None:
+            # an anchored word's beginning at the end, nothing before it: held
+            n = m.start()
+            self.word_held = s[n:]
+            if not n:
+                return []
+            s = s[:n]
+        else:
+            return None  # (``feed`` reads ``word_held`` first)
+        self.base += n
+        # ctx._saw(s), inlined but for its trim, which it does when due
+        ctx.recent.append(s)
+        ctx.recent_len += n
+        if ctx.recent_len > SAW_TRIM_AT:
+            ctx.trim_recent()
+        return [Text(s, s)]
 
 
 def _passes(guards: tuple[Guard, ...], ctx: Context, ch: str) -> bool:
@@ -671,6 +722,11 @@ def _scan_nothing(s: str, i: int) -> int:
 
 def _run_nothing(ctx: Context, s: str, i: int, j: int) -> int:
     return i
+
+
+def _is_word(c: str) -> bool:
+    """What a marker anchored ``word`` may not follow (``TagModel.anchored``)."""
+    return c.isalnum() or c == "_"
 
 
 def _make_scanner(rule: BulkRule, matcher: Matcher | None) -> Scanner:
@@ -697,12 +753,25 @@ def _make_scanner(rule: BulkRule, matcher: Matcher | None) -> Scanner:
     starts = matcher.start_chars
     exact_tail = matcher.exact_tail
     prefix_tail = matcher.prefix_tail
-    first = "<" if "<" in starts else starts[0]
-    rare = starts.replace(first, "")
-    # Chunks holding no rare start character (``＜`` is rare; so is ``[`` in most
-    # prose) are scanned with a pattern whose only start character is the common one:
-    # a literal prefix, which ``re`` finds several times faster than a class.
-    search_first = re.compile(matcher.scan_pattern(rule.stop_chars, first)).search
+    # Start characters that are word characters (``functools``) are frequent in prose:
+    # their markers are searched for whole (a literal prefix), never by the character.
+    symbols = matcher.symbol_starts
+    first = "<" if "<" in symbols else symbols[:1]
+    rare = symbols.replace(first, "") if first else ""
+    stops_only = "[" + re.escape(rule.stop_chars) + "]" if rule.stop_chars else "(?!)"
+    if symbols:
+        search_any = re.compile(matcher.scan_pattern(rule.stop_chars, symbols)).search
+        # Chunks holding no rare start character (``＜`` is rare; so is ``[`` in most
+        # prose) are scanned with a pattern whose only start character is the common
+        # one: a literal prefix, which ``re`` finds several times faster than a class.
+        search_first = re.compile(matcher.scan_pattern(rule.stop_chars, first)).search
+    else:
+        search_any = search_first = re.compile(stops_only).search
+    search_word: Any = re.compile(matcher.word_scan).search if matcher.word_scan else None
+    words_anchored = matcher.words_anchored
+    word_starts = matcher.word_starts
+    # (the start characters whose last occurrence may begin a tail)
+    tail_starts = symbols if words_anchored else starts
     rare_one = rare if len(rare) == 1 else ""  # one rare start character: test with `in`
     has_rare = re.compile("[" + re.escape(rare) + "]" if rare else "(?!)").search
     # A short chunk with no stop and no start character at all is one run.
@@ -711,9 +780,23 @@ def _make_scanner(rule: BulkRule, matcher: Matcher | None) -> Scanner:
     # Whether the chunk holds a rare start character is asked once per chunk, not once
     # per scan: a chunk fed whole is scanned again after every stop, and asking the
     # whole chunk each time made stop-dense input quadratic (the hostile "fences" input).
-    # (One tuple in one slot: scanners are shared by every sieve of a machine, and a
-    # tuple is replaced whole, so a sieve in another thread never reads a mixed pair.)
+    # So is where the next word marker stands (one search per chunk and per marker
+    # passed, not per scan). (One tuple in one slot: scanners are shared by every sieve
+    # of a machine, and a tuple is replaced whole, so a sieve in another thread never
+    # reads a mixed pair.)
     last: list[tuple[Any, bool]] = [(None, False)]
+    last_word: list[tuple[Any, int, int]] = [(None, 0, 0)]
+
+    def next_word(s: str, i: int) -> int:
+        """Where the first word marker at or after ``i`` begins (``len(s)``: none)."""
+        got = last_word[0]
+        if got[0] is s and got[1] <= i <= got[2]:
+            return got[2]
+        assert search_word is not None
+        m = search_word(s, i)
+        k = m.start() if m else len(s)
+        last_word[0] = (s, i, k)
+        return k
 
     def scan_markers(s: str, i: int) -> int:
         n = len(s)
@@ -730,6 +813,10 @@ def _make_scanner(rule: BulkRule, matcher: Matcher | None) -> Scanner:
         else:
             m = search_first(s, i)
         j = m.start() if m else n
+        if search_word is not None:
+            w = next_word(s, i)
+            if w < j:
+                j = w
         if prefix_tail and i < j < n and s[j - 1] in starts:
             # (markers after a stray prefix are not in the scan pattern: stop on the
             # start character before what it found, which may be that prefix; stepping
@@ -746,16 +833,22 @@ def _make_scanner(rule: BulkRule, matcher: Matcher | None) -> Scanner:
                     if s[k] in starts and tail_viable(s, k):
                         return k
                 return j
-            # A marker running off the end starts at the last start character (rule 2).
-            k = s.rfind(first, lo)
-            for c in rare:
-                k2 = s.rfind(c, lo)
-                if k2 > k:
-                    k = k2
-            if 0 <= k < j:
-                if prefix_tail and k > lo and s[k - 1] in starts and tail_viable(s, k - 1):
-                    j = k - 1  # a stray prefix (one start character) before that marker
-                elif tail_viable(s, k):
+            # A marker running off the end begins at the last occurrence of its own
+            # start character (no marker continues with its own start character); a
+            # literal word marker anchored ``word``, at the start of the chunk's last
+            # word (``of``'s ``f`` begins no ``functools``).
+            if words_anchored:
+                k = n
+                while k > lo and _is_word(s[k - 1]):
+                    k -= 1
+                if k < j and s[k] in word_starts and (k == 0 or not _is_word(s[k - 1])) and tail_viable(s, k):
                     j = k
+            for c in tail_starts:
+                k = s.rfind(c, lo)
+                if 0 <= k < j:
+                    if prefix_tail and k > lo and s[k - 1] in starts and tail_viable(s, k - 1):
+                        j = k - 1  # a stray prefix (one start character) before that marker
+                    elif tail_viable(s, k):
+                        j = k
         return j
     return scan_markers

@@ -603,19 +603,20 @@ class _Composer:
             for c in body.end_chars:
                 self.char_rows.append(("in_capture", c, after.name, ("end_capture_char",), g))
 
-    def _gives_way(self, origin: str, actions: tuple[str, ...], scope: str | None = None) -> None:
+    def _gives_way(self, origin: str, actions: tuple[str, ...], scope: str | None = None, also: tuple[Marker, ...] = ()) -> None:
         """``origin`` (a capture, a message header: text that stands for markup) ends at
         a block opener of any enabled dialect, where its markup is malformed: the
         opener is read again where the block came from (``actions``; issue 22). One
         entry for every opener and its tolerated spellings, but those ``origin`` already
         listens for. Such states are stepped, never scanned in bulk (their text is
         short), so rule 2 has nothing to protect there: the entry is ``prefixed``."""
-        if not self.groups:
+        if not self.groups and not also:
             return
         have = self.scoped_entries.get(origin, {}).get(scope, []) if scope is not None else self.entries.get(origin, [])
         here = [e.marker.pattern for e, _rows in have]
         alts = [m for grp in self.groups for _l, o in grp if o.marker is not None
                 for m in tag.marker_spellings(o.marker, self.strict) if m.pattern not in here]
+        alts += [m for a in also for m in tag.marker_spellings(a, self.strict) if m.pattern not in here]
         if not alts:
             return
         opener = Marker("|".join(f"(?:{tag.unnamed(m.pattern)})" for m in alts),
@@ -705,9 +706,12 @@ class _Composer:
                   "call": (dest, "header_call")}[c.body]
             rows.append(((f"header:{h.name}.{c.label}",), to[0], (to[1],)))
         parts = sorted({p for _m, p in h.starts} | {p for _m, p in h.parts} | {p for _m, p in h.at_start})
+        # (another dialect's header start ends it too: Kimi K3's ``<|open|>call …`` after
+        # a harmony ``<|channel|>`` mentioned in prose was held in the header to the end)
+        others = tuple(m for d in self.dialects if d.name != layout.dialect.name for hh in d.headers for m, _p in hh.starts)
         for p in parts:
             self.listen(header.part_state(h, p), h.end, rows, Act(lf, (), enter))
-            self._gives_way(header.part_state(h, p), ("header_gives_way", "reprocess"))
+            self._gives_way(header.part_state(h, p), ("header_gives_way", "reprocess"), also=others)
 
     def _in_reasoning(self, group: list[tuple[Layout, Leaf]]) -> tuple[str, ...]:
         """The reasoning states that listen for this opener: a tool-call block there is
@@ -723,8 +727,18 @@ class _Composer:
         cands: list[ForkCandidate] = []
         dests: dict[str, str] = {}
         for layout, lf in group:
-            if lf.kind != "block_open":
-                raise GrammarError(f"dialect {layout.dialect.name}: a bare block's first marker {lf.label()!r} is shared with another dialect")
+            # A bare block's first marker that opens no call (Mistral's ``[TOOL_CALLS]``)
+            # is a block opener too: bound, it opens the block, as ``open_bare_block``
+            # does. A call's own open (qwen3_coder's bare ``<function=…>``) is not: it
+            # begins the call, and the fork, which binds a block, has no call to open.
+            if lf.kind not in ("block_open", "mark"):
+                others = sorted({lo.dialect.name for lo, _ in group} - {layout.dialect.name})
+                raise GrammarError(
+                    f"dialect {layout.dialect.name}: a bare block's first marker {lf.label()!r} is a call's open, "
+                    f"shared with {', '.join(others)} (rule: a fork decides a shared block opener, or a bare block's "
+                    "first marker that opens no call, by what follows it; a call's open begins the call itself); "
+                    "fix: enable one of them, declare the other dialect's Block itself (equal blocks count once), "
+                    "or give the block an open marker of its own")
             dest, enter = self.target(lf, layout)
             dests[layout.dialect.name] = dest
             decider = tag.derive_decider(layout, lf, enter, self.strict, self._reads_space)

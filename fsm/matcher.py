@@ -37,6 +37,11 @@ VIABLE: Final = 1
 COMPLETE: Final = 2
 
 _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
+#: The group names (this, then a number) of ``Matcher.word_quick`` that match where a
+#: word marker's beginning runs off the chunk's end.
+WORD_TAIL = "word_tail"
+#: A marker pattern that is a literal word (``functools``).
+_WORD = re.compile(r"\w+")
 #: Entries kept in a matcher's classify memo before it is cleared.
 _MEMO_LIMIT = 1024
 #: Chunk tails up to this long are checked through the memo.
@@ -99,11 +104,20 @@ class Matcher:
         #: (checked when the machine is composed).
         self.one_chars = frozenset(c for c in self.start_chars
                                    if any(regex.fullmatch(e.marker.pattern, c) is not None for e in entries))
-        #: Some start character of this context can continue one of its markers (rule 2
-        #: broken across dialects that share the context, e.g. a ``[`` dialect beside a
-        #: tag whose attribute may hold ``[``): a chunk's tail is then checked from every
-        #: start character, not only the last.
-        self.exact_tail = any(not e.prefixed and _continues(e.marker, self.start_chars) for e in entries)
+        #: Start characters that are word characters (a marker spelt as a word: Phi-4's
+        #: ``functools``): frequent in prose, so the scanners look for those markers
+        #: whole (``word_scan``) rather than stopping at every such character.
+        self.word_starts = "".join(c for c in self.start_chars if c.isalnum() or c == "_")
+        self.symbol_starts = "".join(c for c in self.start_chars if c not in self.word_starts)
+        #: Some marker can continue with its own start character (rule 2 broken within
+        #: one start character): a chunk's tail is then checked from every start
+        #: character. Otherwise a marker running off a chunk's end begins at the last
+        #: occurrence of its own start character, which the scanners check for each
+        #: start character. (A start character inside another's marker, a ``[`` in a
+        #: tag's attribute beside Mistral's ``[TOOL_CALLS]``, breaks rule 2 across
+        #: dialects, not this.)
+        self.exact_tail = any(not e.prefixed and any(continuation(e.marker, c) is not None for c in e.marker.start_chars())
+                              for e in entries)
         #: A marker after a stray one-character prefix (``grammar.api.Prefix``) is listened
         #: for here: its start character continues the prefix, so a marker running off a
         #: chunk's end may start one character before the last start character too (the
@@ -131,10 +145,48 @@ class Matcher:
             # marker it found; ``prefix_tail``.)
             plain = [_NAMED_GROUP.sub("(?:", e.marker.pattern) for e in entries if not e.prefixed]
             self.scan_rest, self.scan_other = _factored(plain, self.start_chars)
+            #: The markers that begin with a word character, whole: a ``re`` search for
+            #: them has a literal prefix (where a class of start characters would stop
+            #: at every ``f`` of the prose).
+            words = [e for e in entries if not e.prefixed and set(e.marker.start_chars()) & set(self.word_starts)]
+            #: Every such marker is a literal word (letters, digits, ``_``) anchored
+            #: ``word``: it may begin only where no word character stands before it,
+            #: and a tail of it running off a chunk's end is the chunk's last word.
+            #: (Before a chunk's first character the scanners cannot see: taken as a
+            #: boundary, so they stop early there, which is never wrong.)
+            self.words_anchored = bool(words) and all(
+                e.anchor == "word" and isinstance(e.marker.pattern, str) and _WORD.fullmatch(e.marker.pattern) is not None
+                for e in words)
+            #: After a word start character was read (the pattern's last character):
+            #: whether an anchored literal word marker, or a tail of one running off the
+            #: chunk's end, begins there ("" unless ``words_anchored``). The text's fast
+            #: path asks it behind one character class, beside the symbol characters
+            #: (``re`` then skips ahead to that class).
+            self.word_quick = ""
+            if self.words_anchored:
+                whole = sorted({str(e.marker.pattern) for e in words})
+                parts: list[str] = []
+                for c in sorted({w[0] for w in whole}):
+                    rests = [re.escape(w[1:]) for w in whole if w[0] == c]
+                    tails = sorted({re.escape(w[1:k]) for w in whole if w[0] == c for k in range(1, len(w))})
+                    parts.append(f"(?<={re.escape(c)})(?<!\\w{re.escape(c)})(?:{'|'.join(rests)}"
+                                 f"|(?P<{WORD_TAIL}{len(parts)}>(?:{'|'.join(tails)})\\Z))")
+                self.word_quick = "|".join(parts)
+            alternatives = "|".join("(?:" + _NAMED_GROUP.sub("(?:", e.marker.pattern) + ")" for e in words)
+            if self.words_anchored:
+                # (the anchor checked after the word, a lookbehind: a pattern that
+                # begins with the word's letters gives ``re`` a literal prefix to skip
+                # ahead to; one that begins with the anchor is tried at every position)
+                alternatives = "|".join(f"{re.escape(w)}(?<!\\w{re.escape(w)})"
+                                        for w in sorted({str(e.marker.pattern) for e in words}))
+            self.word_scan = alternatives if words else ""
         else:
+            self.words_anchored = False
+            self.word_quick = ""
             self._partial = None
             self._field_groups = ()
             self.scan_rest = self.scan_other = ""
+            self.word_scan = ""
 
     def scan_pattern(self, stop_chars: str = "", start_chars: str | None = None) -> str:
         """A pattern matching at every stop character and at least wherever a marker
@@ -262,11 +314,6 @@ class Matcher:
         if len(s) - k <= _MEMO_TAIL:
             return self.classify(s[k:])[0] != DEAD
         return self._partial.fullmatch(s, k, partial=True) is not None
-
-
-def _continues(m: Marker, chars: str) -> bool:
-    """Whether one of ``chars`` can continue a prefix of one of ``m``'s examples."""
-    return any(continuation(m, c) is not None for c in chars)
 
 
 @functools.lru_cache(maxsize=8192)

@@ -655,6 +655,11 @@ class Header:
     #: with the part it opens. The stream then begins in a state of its own that listens
     #: for them; anything else is prose, read as from the start.
     at_start: tuple[tuple[Marker, str], ...] = ()
+    #: A start marker inside a header begins a new header, the text before it released
+    #: (with a Diagnostic). False: it is the header's text (harmony's doubled
+    #: ``<|start|>assistant`` is still decided); True where a start marker never stands
+    #: in a header (Kimi K3: ``<|close|>`` mentioned in prose, then a real call).
+    restart: bool = False
 
 
 @dataclass(frozen=True)

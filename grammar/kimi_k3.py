@@ -59,6 +59,9 @@ HEADER = Header(
     ends=(),
     call=CALL_BLOCK,
     tokens=(OPEN, CLOSE, SEP),
+    # (a channel header holds no other channel token: ``<|close|>`` written in prose,
+    # then a real call's ``<|open|>``, is prose, then the call)
+    restart=True,
 )
 
 

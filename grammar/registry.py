@@ -30,6 +30,7 @@ from callsieve.grammar import (
     mistral,
     nemotron,
     olmo3,
+    phi4_mini,
     pythonic,
     qwen3_coder,
     seed_oss,
@@ -49,7 +50,7 @@ REGISTRY: dict[str, Dialect] = {
         granite.DIALECT, granite.DIALECT_20B, nemotron.DIALECT, cohere_command.DIALECT, seed_oss.DIALECT,
         internlm.DIALECT, hunyuan.DIALECT, step3.DIALECT, longcat.DIALECT, gigachat3.DIALECT, inkling.DIALECT,
         kimi_k3.DIALECT, apertus.DIALECT, lfm2.DIALECT, ernie45.DIALECT, olmo3.DIALECT,
-        gemma4.DIALECT, llama3_json.DIALECT, pythonic.DIALECT, xlam.DIALECT,
+        gemma4.DIALECT, phi4_mini.DIALECT, llama3_json.DIALECT, pythonic.DIALECT, xlam.DIALECT,
     )
 }
 #: The built-in names; ``Sieve()`` (dialects=None) enables these, not registered extras.
@@ -127,6 +128,9 @@ ALIASES: dict[str, str] = {
     "apertus2509": "apertus",
     # vLLM registers functiongemma beside gemma4 (its file was not read for the reference)
     "functiongemma": "gemma4",
+    # Phi-4-mini (vLLM phi4_mini_json)
+    "phi4_mini_json": "phi4_mini",
+    "phi4mini": "phi4_mini",
 }
 _checked: set[Dialect] = set()
 

@@ -326,6 +326,9 @@ def _document(draw: st.DrawFn, d: Dialect) -> tuple[str, Expected]:
     bare = any(b.open is None or b.close is None or b.close_optional for b in d.blocks)
     stray = _prefix_chars(d)
     goes_on = _continuation_chars(d)
+    # A block opener anchored to a word (Phi-4-mini's ``functools``) is no opener right
+    # after a letter, digit or ``_``: a space keeps the document well-formed.
+    word_anchored = any(b.open is not None and b.open.anchor == "word" for b in d.blocks)
     for k in range(draw(st.integers(0, 3))):
         prose = draw(PROSE)
         if bare and k and prose and not prose.strip():
@@ -338,6 +341,8 @@ def _document(draw: st.DrawFn, d: Dialect) -> tuple[str, Expected]:
             # Right before a marker, a character a marker may carry as a tolerated
             # prefix (``Prefix``: DSML's doubled ``<``) is read as that deviation: the
             # document would not be well-formed. A space keeps it prose.
+            prose += " "
+        if word_anchored and prose and (prose[-1].isalnum() or prose[-1] == "_"):
             prose += " "
         # (harmony: visible text stands in a final or commentary message, framing in raw)
         pieces.append(d.wrap_text(prose, draw(st.integers(0, 7))) if d.wrap_text else prose)

@@ -67,6 +67,7 @@ def test_bench_reports_targets_and_the_machine(report: dict[str, Any]) -> None:
     assert any("arg_qwen3_coder, token chunks" in n for n in names)
     assert any("arg_dsml, fed whole" in n for n in names)
     assert any("peak memory" in n for n in names)
+    assert any(n.startswith("prose, every dialect vs the first eleven, 4-char") for n in names)
     # one growth target per workload built (the hostile section has targets of its own)
     workload_growth = [n for n in names if "growth exponent" in n and not n.startswith("hostile ")]
     assert len(workload_growth) == sum(available(w, callsieve.DIALECTS) for w in WORKLOADS)

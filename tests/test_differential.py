@@ -235,7 +235,9 @@ def test_runners_agree_on_closes_refused_again_and_again(data: st.DataObject) ->
 #: backticks, runs of another length inside, markup and a call inside), spans left open
 #: across a line end or a blank line, escaped and indented runs, list items, fences.
 INLINE_PIECES = ["`", "``", "```", "a", " ", "    ", "\\", "\n", "\n\n", "- ", "~", "x`y`z", "`<tool_call>`",
-                 "``a`b``", "`a``b`", "\\`q`", "<b>",
+                 "``a`b``", "`a``b`", "\\`q`", "<b>", " < ",
+                 # spans, then prose and a stop on the same line: a plain "<", a marker
+                 "`s` a < b `t` c", "`s` and <tool_call>\n<function=f>\n<parameter=a>\nv\n</parameter>\n</function>\n</tool_call>",
                  "<tool_call>\n<function=f>\n<parameter=a>\nv\n</parameter>\n</function>\n</tool_call>"]
 
 
@@ -245,6 +247,25 @@ def test_runners_agree_on_inline_code_read_on_its_line(data: st.DataObject) -> N
     (``ProseModel._inline_code``, issue 27) as the steps read it; fed whole half the
     time, so that the line and its span are in one chunk."""
     doc = "".join(data.draw(st.lists(st.sampled_from(INLINE_PIECES), max_size=40)))
+    doc += " more" * data.draw(st.sampled_from([0, 60]))  # (stops before the chunk's last MAX_TAG_CHARS)
+    dialects = data.draw(st.sampled_from([["qwen3_coder"], None]))
+    reference = run([doc], runner="reference", dialects=dialects)
+    compiled = run([doc] if data.draw(st.booleans()) else data.draw(chunks(doc)), dialects=dialects)
+    assert merged(compiled) == merged(reference)
+    assert "".join(e.raw for e in compiled) == doc
+
+
+@given(st.data())
+def test_runners_agree_on_lines_of_spans_prose_and_stops(data: st.DataObject) -> None:
+    """Lines of text, spans and stops (a plain "<", a tilde, markup, a call), each line
+    after a line end in the chunk, so the text state's run reads span after span and
+    hands over at the stop after the last (``_inline_code``), with or without prose
+    after them past ``MAX_TAG_CHARS``."""
+    piece = st.sampled_from(["a", " ", "`s`", "``t``", "`u``", " < ", "~", "\\", "<b>", INLINE_PIECES[-1]])
+    lines = data.draw(st.lists(st.lists(piece, max_size=8).map("".join), min_size=1, max_size=6))
+    # (and prose after them: a stop within MAX_TAG_CHARS of the chunk's end is the
+    # runner's scan's to decide)
+    doc = "p\n" + "\n".join(lines) + "\nand " * data.draw(st.sampled_from([0, 80]))
     dialects = data.draw(st.sampled_from([["qwen3_coder"], None]))
     reference = run([doc], runner="reference", dialects=dialects)
     compiled = run([doc] if data.draw(st.booleans()) else data.draw(chunks(doc)), dialects=dialects)

@@ -90,6 +90,12 @@ EXAMPLES = [
         '{"name": "get_time", "arguments": {"tz": "CET"}}]</TOOLCALL>',
         WEATHER_TIME, "I'll look that up.",
     ),
+    Example(  # §9: text before the block is kept (vLLM discards it)
+        "phi4_mini", "phi4_mini_json",
+        'Sure. functools[{"name": "get_weather", "arguments": {"city": "Paris"}}, '
+        '{"name": "get_time", "arguments": {"tz": "CET"}}]',
+        WEATHER_TIME, "Sure. ", reads_as="phi4_mini",
+    ),
     Example(  # §10
         "cohere_command", "cohere_command4",
         '<|START_THINKING|>I should call both tools.<|END_THINKING|><|START_ACTION|>[\n'
@@ -320,6 +326,7 @@ SERVER_NAMES = {
     "olmo3": "olmo3",
     "gemma4": "gemma4",
     "functiongemma": "gemma4",
+    "phi4_mini_json": "phi4_mini",
     "llama3_json": "llama3_json",
     "llama4_json": "llama3_json",
     "llama3": "llama3_json",
@@ -559,6 +566,19 @@ def test_kimi_k3_a_raw_close_in_a_string_value_is_data() -> None:
         assert calls(parsed(doc, size, dialects=["kimi_k3"])) == [("write", {"text": "a<|close|>b "})]
 
 
+@pytest.mark.parametrize("mention", ["<|close|> then say so.\n", "The <|open|> token opens a channel. "])
+def test_kimi_k3_a_channel_token_mentioned_in_prose_leaves_the_call_after_it(mention: str) -> None:
+    """A channel header holds no other channel token: the mention is text (with a
+    Diagnostic), the next ``<|open|>`` begins a new header (found by test_mention's
+    property: the mention's header swallowed the call)."""
+    call = '<|open|>call tool="f" index="1"<|sep|><|open|>argument key="a" type="integer"<|sep|>1<|close|>argument<|sep|><|close|>call<|sep|>'
+    for size in (0, 1):
+        for enabled in (["kimi_k3"], None):
+            events = parsed(mention + call, size, dialects=enabled)
+            assert calls(events) == [("f", {"a": 1})] and texts(events) == mention
+            assert codes(events) == ["malformed_block"]
+
+
 def test_kimi_k3_spaced_special_tokens_are_read() -> None:
     """With ``spaces_between_special_tokens`` on, the markers arrive as ``<|open|> call …``."""
     doc = ('<|open|> call tool="f" <|sep|><|open|> argument key="n" type="integer" <|sep|>3<|close|> argument <|sep|>'
@@ -580,6 +600,42 @@ def test_apertus_a_call_object_of_two_keys_is_malformed() -> None:
     assert "".join(e.raw for e in events) == doc
     # (the call "a" was streamed before its second key: abandoned, its input in that event)
     assert [e.name for e in events if isinstance(e, callsieve.ToolCallAbandoned)] == ["a"]
+
+
+def test_phi4_mini_functools_is_a_word_and_parameters_are_read() -> None:
+    doc = ('myfunctools[{"name": "a", "arguments": {}}] x_functools[{"name": "b", "arguments": {}}]\n'
+           'functools[{"name": "c", "parameters": {"k": 1}}]')
+    for size in (0, 1):
+        for enabled in (["phi4_mini"], None):
+            events = parsed(doc, size, dialects=enabled)
+            assert calls(events) == [("c", {"k": 1})] and codes(events) == []
+            assert texts(events) == doc[: doc.index("\nfunctools") + 1]
+
+
+def test_phi4_mini_a_bracket_in_an_argument_does_not_end_the_calls() -> None:
+    """vLLM reads ``functools\\[(.*?)\\]``: the first ``]`` ends the array, even in a string."""
+    doc = 'functools[{"name": "f", "arguments": {"q": "a]b", "l": [1, [2]]}}, {"name": "g", "arguments": {}}] Done.'
+    for size in (0, 1, 3):
+        events = parsed(doc, size, dialects=["phi4_mini"])
+        assert calls(events) == [("f", {"q": "a]b", "l": [1, [2]]}), ("g", {})] and deltas_match(events)
+        assert texts(events) == " Done."
+
+
+def test_phi4_mini_between_code_spans_fed_whole() -> None:
+    """Prose fed whole reads inline code span after span (issue 27); a word marker
+    between two spans is the runner's, not the span reader's text."""
+    doc = 'Use `a` then functools[{"name": "f", "arguments": {}}] and `b`, `c`.'
+    for enabled in (["phi4_mini"], None):
+        events = parsed(doc, 0, dialects=enabled)
+        assert calls(events) == [("f", {})] and texts(events) == "Use `a` then  and `b`, `c`."
+
+
+def test_phi4_mini_the_word_in_prose_is_text_with_a_diagnostic() -> None:
+    doc = "Use the functools module: functools.partial(f, 1) binds one argument."
+    for size in (0, 1):
+        events = parsed(doc, size)
+        assert calls(events) == [] and texts(events) == doc
+        assert codes(events) == ["malformed_block", "malformed_block"]
 
 
 def test_inkling_payload_key_is_args() -> None:
@@ -612,6 +668,16 @@ def test_docs_dialects_table_has_every_built_in_dialect_and_each_name_resolves_t
             found = lookup(alias)
             assert found is not None and found.name == name, f"{alias!r} should resolve to {name}"
     assert seen == set(BUILTIN), f"docs/dialects.md lacks {set(BUILTIN) - seen}"
+
+
+def test_docs_dialects_names_every_alias() -> None:
+    from pathlib import Path
+
+    from callsieve.grammar.registry import canonical_name
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "dialects.md").read_text(encoding="utf-8")
+    named = {canonical_name(n) for n in re.findall(r"`([^`]+)`", text)}
+    assert sorted(a for a in ALIASES if a not in named) == []
 
 
 def test_every_dialect_that_needs_special_tokens_says_so_in_its_docstring() -> None:

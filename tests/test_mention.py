@@ -170,3 +170,14 @@ def test_a_prose_mention_of_any_opener_leaves_a_real_call_after_it_intact(data: 
     events = run(data.draw(chunks(mention + doc)), dialects=list(names))
     assert "".join(e.raw for e in events) == mention + doc
     assert calls(events) == calls(alone)
+
+
+def test_a_header_mentioned_in_prose_gives_way_to_another_dialects_header() -> None:
+    """Harmony's ``<|channel|>`` in prose held what followed as its header; Kimi K3's
+    ``<|open|>call …`` (a header start, no block opener) did not end it, and the real
+    call was released as text at the end (found by the property above)."""
+    doc = '<|channel|> then say so.\n<|open|>call tool="_" index="1"<|sep|><|close|>call<|sep|>'
+    for parts in ([doc], list(doc)):
+        events = run(parts, dialects=["harmony", "kimi_k3"])
+        assert "".join(e.raw for e in events) == doc
+        assert calls(events) == [("_", {})]

@@ -96,3 +96,62 @@ def test_the_prose_scan_has_a_start_character_prefix_with_every_dialect() -> Non
         pattern = matcher.scan_pattern("`~")
         # one leading character class, the stops and the start characters
         assert re.match(r"\[[^\]]+\]\(\?:", pattern), pattern[:40]
+
+
+def test_a_marker_spelt_as_a_word_is_searched_whole_not_stopped_at_by_its_first_letter() -> None:
+    """Phi-4-mini's ``functools`` begins with ``f``, a letter of most sentences: the prose
+    scan with every dialect enabled must not stop at each ``f`` (each stop is a step of
+    the table and a scan again), and a chunk of prose holding ``f`` but no marker is one
+    run (``feed``'s fast path). A word marker, a tail that may become one, and the same
+    word inside a longer one are still found where they stand."""
+    from callsieve.grammar import resolve
+    from callsieve.machine import compose
+    from callsieve.sieve import compiled
+
+    machine = compose(resolve(None))
+    matcher = machine.matchers["text"]
+    assert "f" in matcher.start_chars and "f" in matcher.word_starts and "f" not in matcher.symbol_starts
+    scan = compiled(machine).scanner("text", matcher)
+    prose = "The first fox found five fine figs for breakfast, of course. " * 20
+    assert scan(prose, 0) == len(prose)
+    assert scan(prose + "functools", 0) == len(prose)
+    assert scan(prose + "funct", 0) == len(prose)  # a tail that may become the marker
+    assert scan(prose + "myfunctools[", 0) == len(prose) + len("myfunctools")  # not it: the ``[`` stops it
+    assert scan(prose + "(functools[", 0) == len(prose) + 1
+    assert scan(prose + "of", 0) == len(prose) + 2  # ``of``'s ``f`` begins no marker
+    assert scan("functools", 0) == 0
+    s = callsieve.Sieve()
+    assert [(type(e).__name__, e.text) for e in s.feed(prose)] == [("Text", prose)]
+
+
+@pytest.mark.skipif(native.is_compiled(callsieve.compiler),
+                    reason="compiled (mypyc): the runner's methods cannot be wrapped to count them")
+def test_a_word_cut_after_its_first_letter_is_kept_back_without_the_table() -> None:
+    """Prose fed in pieces cuts ``for`` after its ``f`` often, and ``f`` may begin
+    ``functools``: the fast path gives the text before it and keeps the word back for
+    the next chunk (as the table would hold it) instead of stepping the table twice."""
+    prose = "The first fox found five fine figs for breakfast, of course. " * 4
+    s = callsieve.Sieve()
+    events = s.feed(prose[:4])  # (the stream's first chunk may begin in a state of its own)
+    fed: list[str] = []
+    feed = s.runner.feed
+
+    def counting(chunk: str) -> None:
+        fed.append(chunk)
+        feed(chunk)
+
+    s.runner.feed = counting  # type: ignore[method-assign]
+    events += [e for k in range(4, len(prose), 4) for e in s.feed(prose[k : k + 4])]
+    assert fed == []
+    assert [e for e in events if not isinstance(e, callsieve.Text)] == []
+    events += s.close()
+    assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == prose
+    # held back, then given at the end of the stream, or read with what follows
+    s = callsieve.Sieve()
+    s.feed("Hi. ")
+    assert [e.text for e in s.feed("a f") if isinstance(e, callsieve.Text)] == ["a "]
+    assert [e.text for e in s.close() if isinstance(e, callsieve.Text)] == ["f"]
+    s = callsieve.Sieve(dialects=["phi4_mini"])
+    events = s.feed("Now ") + s.feed("is f") + s.feed("unc") + s.feed('tools[{"name": "g", "arguments": {}}]') + s.close()
+    assert [(e.name, e.dialect) for e in events if isinstance(e, callsieve.ToolCall)] == [("g", "phi4_mini")]
+    assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == "Now is "

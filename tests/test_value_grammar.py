@@ -10,6 +10,8 @@ its block stands, and draws it."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from typing import Any
 
 import pytest
@@ -191,6 +193,21 @@ def test_a_users_value_grammar_is_drawn() -> None:
     after = re.search(r'"kv\.value" -> "(at_calls\.[a-z_0-9]+)" \[label=<rbrace / kv_value, kv_close', dot)
     assert after is not None
     assert re.search(rf'"{re.escape(after.group(1))}" -> "maybe_tag"', dot)
+    # a tokenizer the dialect brings is drawn compactly, as the JSON body is: its states
+    # list their moves to one another inside them, those arrows unlabelled
+    node = next(m.group(0) for m in re.finditer(r'^\s*"kv\.key" \[.*$', dot, re.M))
+    assert "→ <b>kv.value</b>" in node
+    assert re.search(r'^\s*"kv\.key" -> "kv\.value" \[tooltip=', dot, re.M)
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz dot is not installed")
+def test_a_users_value_grammar_is_laid_out_by_graphviz() -> None:
+    from callsieve.tools.diagrams import dialect_dot, label_overlaps
+
+    dot = dialect_dot([AT_CALLS])
+    svg = subprocess.run(["dot", "-Tsvg"], input=dot.encode("utf-8"), capture_output=True, check=True).stdout.decode("utf-8")
+    assert "kv.value" in svg and "at_calls" in svg
+    assert label_overlaps(dot) == []
 
 
 def test_a_body_names_its_region_and_entry() -> None:

@@ -14,7 +14,8 @@ merges into the text beside it), or of the call. A header past ``max_chars``, or
 stream ends in, is released as text with a Diagnostic; so is one broken off by a
 block opener of any enabled dialect (listened for by the composer), which is then read
 again in prose. (A start marker inside a header is its text: a doubled
-``<|start|>assistant``, sglang PR #9097, is still decided.)
+``<|start|>assistant``, sglang PR #9097, is still decided; with ``Header.restart`` it
+releases the header so far and begins a new one.)
 """
 
 from __future__ import annotations
@@ -137,6 +138,14 @@ class HeaderModel(BlockModel):
                           f"a message header {raw[:40]!r} broken off by {(tag + ch)[:40]!r}")
         self.pushback = tag
 
+    def header_restart(self, ch: str) -> None:
+        """A start marker in a header that restarts (``Header.restart``): the header so
+        far was none; its text is text, with a Diagnostic, and a new header opens."""
+        raw, self.hdr_raw = self.hdr_raw, ""
+        self.release_text(raw, self.hdr_start, "malformed_block",
+                          f"a message header {raw[:40]!r} broken off by another")
+        self.header_begin(ch)
+
     def header_eof(self, ch: str = "") -> None:
         raw, self.hdr_raw = self.hdr_raw, ""
         self.release_text(raw, self.hdr_start, "unterminated_block", f"the stream ended inside a message header {raw[:40]!r}")
@@ -218,6 +227,9 @@ def header_region(h: Header, index: int = 0) -> tuple[Region, list[tuple[str, Ca
                     rank=RANK_RETURN - 1 - index * HEADER_RANKS - n)
         for m, q in h.parts:
             listens.append(Listen(s, m, part_state(h, q), ("header_mark",)))
+        if h.restart:
+            for m, q in h.starts:
+                listens.append(Listen(s, m, part_state(h, q), (f"header_use:{h.name}", "header_restart")))
     an = reasoning_state(h)
     states.append(StateDecl(an, f"a message the header made reasoning, until {' or '.join(m.shown() for m in h.ends)}",
                             owner=f"{h.name}_header", sink="reasoning_char"))

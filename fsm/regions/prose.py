@@ -552,7 +552,8 @@ class ProseModel(ModelBase):
         or the chunk's end) ``j``: the steps read it. Where it is read: run_begin
         (mid-line, after text: no fence column, not literal), run_more through the run,
         open_span, in_code_span's text_char up to a run as long, run_begin and run_more
-        through it, run_closes_span → text; the position after it, stepped there."""
+        through it, run_closes_span → text; the prose after it to the text state's
+        next stop, stepped there."""
         n = len(s)
         tick = _RUN_OF["`"]
         matcher = self.matcher("text")
@@ -560,16 +561,33 @@ class ProseModel(ModelBase):
         if got is None or got[0] is not matcher:
             # The text state's own scan (its stops, and a start character only where a
             # marker may begin there): a plain "<" in prose goes on as text.
-            got = self._inline_scan = (matcher, re.compile(matcher.scan_pattern("`~") or "[`~]").search)
+            rx = re.compile(matcher.scan_pattern("`~") or "[`~]")
+            # (markers spelt as words, Phi-4's ``functools``: searched for whole)
+            got = self._inline_scan = (matcher, rx.search, rx.match,
+                                       re.compile(matcher.word_scan).search if matcher.word_scan else None)
         search = got[1]
+        match = got[2]
+        word = got[3]
         starts = matcher.start_chars
+        # Where the chunk holds no tilde and no start character but "<", the scan's
+        # stops are its backticks and each "<" where a marker may begin: found with
+        # str.find (C speed; the regex's class loop reads every character), each "<"
+        # asked of the same pattern (issue 27).
+        seen = self._inline_chunk
+        if seen is None or seen[0] is not s:
+            quick = (not matcher.scan_other and "~" not in s
+                     and all(c == "<" or c not in s for c in matcher.symbol_starts)
+                     and (word is None or matcher.words_anchored))
+            self._inline_chunk = seen = (s, quick)
+        quick = seen[1]
+        lt = -1  # (quick: the next "<" from where the scan reads on)
         far = n - MAX_TAG_CHARS  # (past it, a marker may run off the chunk: the scan's)
-        e = j  # s[j:e]: read
+        e = j  # the end of the last span read
         length = 0
-        k = j  # the backtick a span may open at
+        k = j  # a backtick a span may open at, where the text state's scan stopped
         first = True
         while True:
-            if s[k - 1] == "\\" if k else True:
+            if s[k - 1] == "\\":  # (j > i: a character before it)
                 break  # (maybe escaped: run_begin reads it)
             if first or s.find("\n", e, k) >= 0:
                 # (a later span on the same line: its head, read below, said the same)
@@ -585,26 +603,52 @@ class ProseModel(ModelBase):
             f = _span_close_on_line(s, r, r - k) if r < n else -1
             if f < 0:
                 break
-            e = f
             length = r - k
+            e = k = f
             # The prose after it, read by the text state's scan: another span goes on
-            # here; any other stop (a marker, a tilde) is the runner's.
-            m = search(s, e)
-            if m is None or s[m.start()] != "`":
-                break
-            k = m.start()
-            if k > far or s[k - 1] in starts:
+            # at a backtick; any other stop (a marker, a tilde) is stepped by the
+            # runner, as after its own scan.
+            if quick:
+                t = s.find("`", e)
+                if t < 0:
+                    t = n
+                if lt < e:
+                    lt = s.find("<", e)
+                    if lt < 0:
+                        lt = n
+                while lt < t:
+                    if match(s, lt) is not None:
+                        t = lt
+                        break
+                    lt = s.find("<", lt + 1)
+                    if lt < 0:
+                        lt = n
+                if word is not None:
+                    w = word(s, e, t)
+                    if w is not None:
+                        t = w.start()  # (a word marker: the runner's)
+                if t >= n:
+                    break
+            else:
+                m = search(s, e)
+                if m is None:
+                    break
+                t = m.start()
+            if t > far or s[t - 1] in starts:
                 break  # (what the runner's scan decides at the chunk's end, or after a start character)
-        if e == j:
+            k = t
+            if s[t] != "`":
+                break
+        if k == j:
             return j
-        self._text(s[j:e])
+        self._text(s[j:k])
         self.span_len = self.run_len = length
         self.span_lines = 0
         self.run_char = "`"
         self.run_at_line_start = False
         self.run_container = 0
         self.run_literal = False
-        return e
+        return k
 
     def run_begin(self, ch: str) -> None:
         if self.state == "in_fence":
@@ -1030,7 +1074,11 @@ class ProseModel(ModelBase):
 
     #: (the text state's matcher, its scan's search): ``_inline_code``'s (optional, as
     #: ``_fc_asked``)
-    _inline_scan: tuple[Matcher, Callable[[str, int], re.Match[str] | None]] | None = None
+    _inline_scan: tuple[Matcher, Callable[[str, int], re.Match[str] | None],
+                        Callable[[str, int], re.Match[str] | None],
+                        Callable[[str, int, int], re.Match[str] | None] | None] | None = None
+    #: (the chunk, whether ``_inline_code`` finds its stops with str.find) (optional)
+    _inline_chunk: tuple[str, bool] | None = None
 
     #: (the pattern of the characters prose stops at, its start characters): see
     #: ``_text_stop_chars``; None until first asked (optional, as ``_fc_asked``)

@@ -477,11 +477,15 @@ def derive_decider(layout: Any, lf: Any, enter: Any, strict: bool, reads_space: 
             after = layout.after.get(x.id)
             nexts = [m for y in (after.follow if after is not None else ()) if y.marker is not None
                      for m in marker_spellings(y.marker, strict)]
-            if after is not None and any(y.marker is None for y in after.follow):
+            # (a body right after the capture ends it at one of the body's first
+            # characters: Mistral's name then ``{`` with its ``[ARGS]`` left out)
+            firsts = "".join(getattr(y.body, "first", "") for y in (after.follow if after is not None else ())
+                             if y.marker is None)
+            if after is not None and any(y.marker is None and not getattr(y.body, "first", "") for y in after.follow):
                 raise GrammarError(f"dialect {name}: its opener {lf.label()!r} is shared and a body follows its "
                                    f"{body.label} capture: nothing marks where the capture ends; fix: declare "
                                    "Block(decide=...)")
-            ends = [re.escape(c) for c in body.end_chars] + [f"(?:{unnamed(m.pattern)})" for m in nexts]
+            ends = [re.escape(c) for c in body.end_chars + firsts] + [f"(?:{unnamed(m.pattern)})" for m in nexts]
             if not ends:
                 raise GrammarError(f"dialect {name}: its opener {lf.label()!r} is shared and nothing may follow "
                                    f"its {body.label} capture; fix: declare Block(decide=...)")
@@ -515,7 +519,10 @@ def check_deciders(candidates: tuple[ForkCandidate, ...], opener: str) -> None:
                         if y.decider.classify(ex) == COMPLETE:
                             raise GrammarError(
                                 f"overlapping lookahead choices after the shared opener {opener!r}: "
-                                f"{' and '.join(sorted((a.dialect, b.dialect)))} both accept {ex!r} next"
+                                f"{' and '.join(sorted((a.dialect, b.dialect)))} both accept {ex!r} next (rule: what "
+                                "follows a shared opener decides its dialect, never the order the dialects are "
+                                "listed in); fix: enable one of them, declare the other dialect's Block itself "
+                                "(equal blocks count once), or give one Block(decide=...)"
                             )
 
 

@@ -496,7 +496,7 @@ class WorkloadResult:
 MODES: dict[str, Callable[[Workload], bool]] = {
     "whole": lambda w: True,
     "tokens": lambda w: True,
-    "4-char": lambda w: w.name == "prose_call",
+    "4-char": lambda w: w.name in ("prose_call", "prose_first11", "prose_every"),
 }
 
 
@@ -889,6 +889,8 @@ PROSE_WHOLE_OVER_FIND = 20.0
 BIG_ARG_WHOLE_MB_S = 100.0
 BIG_ARG_MEMORY_X = 4.0
 PROSE_MEMORY_MB = 1.0
+#: Issue 21: prose with every built-in dialect enabled against the first eleven.
+PROSE_EVERY_DIALECT_X = 1.10
 
 
 def _mode(r: WorkloadResult, mode: str) -> ModeResult | None:
@@ -949,6 +951,17 @@ def targets(results: list[WorkloadResult], prose_memory: dict[str, Any] | None,
         else:
             out.append(Target(f"{r.name}, fed whole: time ÷ a bare str.find's", 1 / ref["x"], PROSE_WHOLE_OVER_FIND,
                               "x", False, f"{mw.mb_s:.2f} MB/s against {ref['mb_s']:,.0f} MB/s"))
+    first, every = by.get("prose_first11"), by.get("prose_every")
+    if first is not None and every is not None:
+        # Issue 21: enabling every format costs prose at most 10% (the A/B of one run:
+        # the same input, chunks and rounds; the dialects the only difference).
+        for mode in ("tokens", "4-char", "whole"):
+            ma, mb = _mode(first, mode), _mode(every, mode)
+            if ma is not None and mb is not None:
+                out.append(Target(f"prose, every dialect vs the first eleven, {mode}: CPU time",
+                                  mb.cpu_seconds / ma.cpu_seconds, PROSE_EVERY_DIALECT_X, "x", False,
+                                  f"{ma.cpu_seconds * 1e9 / ma.feeds:.0f} → {mb.cpu_seconds * 1e9 / mb.feeds:.0f} ns "
+                                  f"per feed, {len(every.dialects)} dialects against {len(first.dialects)}"))
     if prose_memory is not None:
         out.append(Target(f"prose, streaming {prose_memory['chars'] / MB:.3g} MB: peak memory",
                           prose_memory["peak_bytes"] / MB, PROSE_MEMORY_MB, "MB", False))

@@ -21,6 +21,10 @@ Workloads (each a :class:`Workload`):
   ``"hermes"`` is in ``callsieve.DIALECTS``.
 * ``harmony``: gpt-oss: a long analysis message (reasoning prose on the analysis
   channel), then a call message (recipient in the channel part, ``<|constrain|>json``).
+* ``prose_first11`` / ``prose_every``: ``prose_call``'s prose alone, read by ``Sieve()``
+  as it was before the long tail (the first eleven dialects) and as it is (every built-in
+  dialect): an A/B in one run of what enabling every format costs prose (issue 21: per
+  feed within 10%).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from callsieve.grammar.api import Dialect
-from callsieve.grammar.registry import REGISTRY
+from callsieve.grammar.registry import BUILTIN, LONG_TAIL, REGISTRY
 
 CHUNK_MIN, CHUNK_MAX = 1, 8
 
@@ -82,7 +86,7 @@ class Workload:
     title: str
     build: Callable[[int, int], str]
     #: The dialects a server would configure for this model: given to the sieve and
-    #: to the naive reference alike.
+    #: to the naive reference alike (() : every built-in dialect, ``Sieve()``).
     dialects: tuple[str, ...]
     calls: int  # ToolCall events expected at the default size (-1: depends on size)
     #: Characters of the one large argument (arg workloads), for the memory target.
@@ -90,6 +94,10 @@ class Workload:
     #: The yardstick fed whole (:mod:`callsieve.tools.bench_whole`): "regex" (one regex
     #: pass and a decode per call), "find" (a bare ``str.find`` for the opener) or "".
     whole_ref: str = ""
+
+
+#: The built-in dialects before the long tail (the baseline of ``prose_first11``).
+FIRST_ELEVEN: tuple[str, ...] = tuple(n for n in REGISTRY if n not in LONG_TAIL)
 
 
 def prose(size: int, seed: int) -> str:
@@ -236,6 +244,8 @@ WORKLOADS: tuple[Workload, ...] = (
     Workload("hermes_json_arg", "one hermes call, the source file as a JSON string argument", build_hermes_json_arg, ("hermes",), 1, True),
     Workload("hermes_reasoning_call", "<think> prose </think>, then a hermes call", build_hermes_reasoning_call, ("hermes",), 1),
     Workload("harmony", "gpt-oss: a long analysis message, then a call message", build_harmony, ("harmony",), 1),
+    Workload("prose_first11", "prose alone, the first eleven dialects enabled", prose, FIRST_ELEVEN, 0),
+    Workload("prose_every", "prose alone, every built-in dialect enabled", prose, BUILTIN, 0),
 )
 
 

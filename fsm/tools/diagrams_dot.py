@@ -55,6 +55,7 @@ The text is deterministic: everything is emitted in declaration order, with no i
 
 from __future__ import annotations
 
+import functools
 import html
 import math
 import re
@@ -64,7 +65,7 @@ from typing import Callable, Iterable, Sequence
 
 from callsieve.declare import Declaration
 from callsieve.grammar.api import Alt as AltNode, Opt, Block, Call, Choose, Dialect, JsonValue, Many, Marker, Param, Raw, Seq
-from callsieve.grammar.states import EOF_TRIGGER, OTHER, OVERFLOW, StateDecl
+from callsieve.grammar.states import EOF_TRIGGER, OTHER, OVERFLOW, Region, StateDecl
 from callsieve.tools.diagrams_read import (
     Guards, Marks, Names, Row, View, actions_label, opener_stem, read_machine, triggers_label,
 )
@@ -107,10 +108,17 @@ _COMPACT = frozenset({"json_body", "prose", "cdata", "json", "python_value"})
 
 def _compact(view: View) -> frozenset[str]:
     """The owners drawn compactly in ``view``: those above, and the states of a value
-    grammar a dialect brings (``Dialect.regions``, Gemma's object syntax, a user's):
-    a tokenizer too, whose moves between two states stacked their labels on one another
-    in the overview (measured with label_overlaps, gemma4's key and value)."""
-    return _COMPACT | {s.owner for d in view.dialects for r in d.regions for s in r.states}
+    grammar a dialect brings (a ``Body`` naming its own ``Region``, or
+    ``Dialect.regions``: Gemma's object syntax, a user's): a tokenizer too, whose moves
+    between two states stacked their labels on one another in the overview (measured
+    with label_overlaps, gemma4's key and value)."""
+    brought = [r for d in view.dialects for r in d.regions]
+    for layout in view.machine.layouts:
+        for lf in layout.leaves:
+            region = getattr(lf.body, "region", None)
+            if isinstance(region, Region):
+                brought.append(region)
+    return _COMPACT | {s.owner for r in brought for s in r.states}
 #: Characters of the drawing's own notation (explained in the legend); any other
 #: character outside Latin-1 is named by code point there, since it may render as an
 #: empty box without a CJK font.
@@ -288,10 +296,11 @@ def _exceptions_allowed(members: Sequence[str]) -> int:
     Each is named in the label ("from every state in the box but …"), so a few stay
     readable: one in a box of four to seven states, two from eight, three from twelve,
     and in a large box (the overview's tool block, every dialect's positions) one in
-    eight, which names each position where a bare block ends complete.
+    six, which names each position where a bare block ends complete (the long tail's
+    close-less formats, Granite's, Apertus's, Phi-4's, xLAM's, ..., are sixteen of 126).
     A box of fewer than four has none: there the separate edges read as easily.
     """
-    return min(max(3, len(members) // 8), len(members) // 4)
+    return min(max(3, len(members) // 6), len(members) // 4)
 
 
 def _collapse(edges: list[Edge], clusters: list[Cluster], rows: list[Row], chars: Sequence[str]) -> list[Edge]:
@@ -648,6 +657,19 @@ def render_dot(view: View, marks: Marks | None = None, path_only: bool = False) 
     With ``marks`` (a trace), fired edges carry their counts; ``path_only`` draws only
     the states the trace visited and the edges it fired, small enough for a screen.
     """
+    if marks is None and not path_only:
+        return _render_plain(view)
+    return _render(view, marks, path_only)
+
+
+@functools.lru_cache(maxsize=64)
+def _render_plain(view: View) -> str:
+    # (Deterministic, and asked again by generate, check and the index for one view:
+    # with every dialect's view, rendering them again was most of a check's time.)
+    return _render(view, None, False)
+
+
+def _render(view: View, marks: Marks | None, path_only: bool) -> str:
     m = view.machine
     decl = m.decl
     states, rows, _machine = read_machine(decl)

@@ -237,6 +237,11 @@ class Names:
 # --------------------------------------------------------------------------- labels
 
 
+def _added_class(trigger: str) -> bool:
+    """A character class the composer added for one start character (``u0066``)."""
+    return len(trigger) >= 5 and trigger[0] == "u" and all(c in "0123456789abcdef" for c in trigger[1:])
+
+
 def triggers_label(triggers: Iterable[str], chars: Sequence[str] = BASE_CHAR_TRIGGERS) -> str:
     """``*``, ``* − lt|tick``, ``ws|nl``, ``eof``: the shortest honest spelling.
 
@@ -244,16 +249,26 @@ def triggers_label(triggers: Iterable[str], chars: Sequence[str] = BASE_CHAR_TRI
     that ``*`` means every class of that machine.
     """
     s = set(triggers)
+    added = [t for t in chars if t not in BASE_CHAR_TRIGGERS and _added_class(t)]
+    # A class a machine adds for a start character outside the base classes (``u0066``
+    # for Phi-4's ``functools``) is "any other character" wherever a rule names
+    # ``other``: there it goes with ``other``, and only the added classes left out are
+    # named (``other − u003b``).
+    except_added: list[str] = []
+    if "other" in s and any(t in s for t in added):
+        except_added = [t for t in added if t not in s]
+        chars = [t for t in chars if t not in added]
+        s = {t for t in s if t not in added}
     listed = [t for t in chars if t in s]
     parts: list[str] = []
     if listed:
         missing = [t for t in chars if t not in s]
         if not missing:
-            parts.append("*")
+            parts.append("* − " + "|".join(except_added) if except_added else "*")
         elif len("* − " + "|".join(missing)) < len("|".join(listed)):
-            parts.append("* − " + "|".join(missing))
+            parts.append("* − " + "|".join(missing + except_added))
         else:
-            parts.append("|".join(listed))
+            parts.append("|".join(listed) + (" − " + "|".join(except_added) if except_added else ""))
     parts += [t for t in (EOF_TRIGGER, OVERFLOW) if t in s]
     parts += sorted(t for t in s if t not in chars and t not in (EOF_TRIGGER, OVERFLOW))
     return ", ".join(parts)
