@@ -664,8 +664,16 @@ class CompiledRunner:
     def eof(self) -> None:
         if self.word_held:
             self.feed("")
-        self.ctx.pos = self.base
+        ctx = self.ctx
+        ctx.pos = self.base
         self._step(EOF_TRIGGER, "")
+        while ctx.pushback:
+            # What the end of the stream gave back to be read again (a block read on past
+            # where it failed, whose close never came): read it, then the end again.
+            pb, ctx.pushback = ctx.pushback, ""
+            self._run(pb, self.base - len(pb))
+            ctx.pos = self.base
+            self._step(EOF_TRIGGER, "")
 
     def prose_chunk(self, chunk: str) -> list[Event] | None:
         """``Sieve.feed``'s fast path: a chunk of prose that holds no character the text

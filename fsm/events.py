@@ -152,6 +152,11 @@ SEVERITY: dict[str, Severity] = {
     "python_literal": "tolerated",
     "repeated_param_array": "tolerated",
     "call_id_variant": "tolerated",
+    "call_id_as_written": "tolerated",
+    "end_instead_of_call": "tolerated",
+    "nested_cdata": "tolerated",
+    # a raw value that opens a heredoc it never ends: a markup close may have cut it
+    "unterminated_heredoc": "tolerated",
     "unwrapped_arguments": "tolerated",
     "doubled_key_close": "tolerated",
     "glued_content_type": "tolerated",
@@ -191,7 +196,8 @@ class ToolCallAbandoned:
     the ``Diagnostic`` that follows and says why (``malformed_block``,
     ``unterminated_block``, ``block_too_large``, ``unknown_tool``); ``raw``: the input of
     the call's markup read so far (for the first abandoned call of a block, from the
-    block's open on; for the last, up to where the block was given up). The arguments
+    block's open on; for the last, up to where the block was given up, or to its close
+    when the block was read on past its failure: docs/abandoned-calls.md). The arguments
     fragments already streamed for ``index`` never form a complete JSON object: a
     call's closing ``}`` is sent only with its ``ToolCall``."""
 
@@ -218,12 +224,15 @@ class Diagnostic:
     ``call_in_reasoning`` (a block the reasoning went on from: reasoning); the tolerances, each saying what was assumed
     (docs/tolerances.md; none under ``Sieve(strict=True)``):
     ``missing_block_open``, ``implied_param_close``, ``implied_call_close``,
-    ``dsml_variant``, ``python_literal``, ``repeated_param_array``, ``call_id_variant``,
+    ``dsml_variant``, ``python_literal``, ``repeated_param_array``, ``call_id_variant``, ``call_id_as_written``,
+    ``end_instead_of_call``, ``nested_cdata``,
     ``unwrapped_arguments``, ``doubled_key_close``,
     ``glued_content_type``, ``param_close_variant``, ``doubled_lt``, ``missing_value_open``,
     ``doubled_key_open``, ``stray_value_close``, ``missing_block_close``, ``missing_args_open``, ``nameless_call``, ``calls_open_variant``, ``orphan_token``, ``lone_surrogate``, ``raw_control_character``,
     ``raw_newline_in_string``, ``leading_zero_number``, ``keyword_argument_name``;
     ``duplicate_call_id`` (a wire id given twice in one stream, made unique: ``ID#2``);
+    ``unterminated_heredoc`` (a raw value opens a shell heredoc whose closing line never
+    comes: a markup close inside it may have cut the command; the call stands);
     and ``arguments_as_string`` (arguments written as a JSON-encoded string, decoded once:
     the format of some models, so also under ``strict=True``). ``message`` says what happened, for people;
     ``raw`` holds input only when the policy dropped it (and for ``malformed_call``).

@@ -90,7 +90,7 @@ from callsieve.grammar.states import (
 )
 from callsieve.matcher import Entry, Matcher, continuation
 from callsieve.regions import ModelBase, capture, cdata, header, json_body, json_value, prose, python_value, reasoning, start, tag, value
-from callsieve.regions.block import position_rules, position_state
+from callsieve.regions.block import REST_STATE, position_rules, position_state, rest_region, rest_rows, rest_scope
 from callsieve.regions.engine import ENGINE_MODELS, EngineModel
 from callsieve.regions.tag import Fork, ForkCandidate
 from callsieve.structure import Layout, Leaf, Position, ValueSpec, compile_dialect
@@ -215,6 +215,10 @@ class _Composer:
         self.implied_bodies = 0
         #: headers composed so far (each ranks its rows apart: ``header.header_region``)
         self.header_count = 0
+        #: the enabled dialects' real openers and their messages' ends (``_real_openers``,
+        #: ``_message_ends``), with the data their listens carry
+        self.real_openers: list[tuple[Marker, object]] = []
+        self.message_ends: list[Marker] = []
 
     # ------------------------------------------------------------ listen rules
     def listen(self, origin: str, marker: Marker, rows: list[tuple[tuple[str, ...], str, tuple[str, ...]]],
@@ -314,6 +318,9 @@ class _Composer:
             regions.append(cdata.REGION)
         if any(d.has_json_values() for d in self.dialects):
             regions.append(json_value.REGION)
+        if any(lf.kind == "block_close" for layout in layouts for lf in layout.leaves):
+            # (before the bodies' regions: so drawn, no label of the overview overlaps another)
+            regions.append(rest_region())
         # The regions the bodies name, each once (the engine's first, in their order),
         # with the leaves each reads.
         named: list[Region] = []
@@ -344,6 +351,8 @@ class _Composer:
                 self.guards.update(guards)
                 name, act = header.use_action(h)
                 self.actions[name] = act
+        self.real_openers = _real_openers(layouts)
+        self.message_ends = _message_ends(self.dialects)
         for r in regions:
             self.states += r.states
             self.rules += self._exits(r)
@@ -467,6 +476,11 @@ class _Composer:
         for lf in layout.leaves:
             if lf.kind == "capture":
                 self._capture(lf, layout)
+            elif lf.kind == "block_close":
+                # A block given up part-way, read on (``block_rest``): to its close, or to
+                # a real opener or a message's end before it.
+                self.structural(REST_STATE, lf, layout, scope=rest_scope(lf.spec))
+                self._opener_ends(REST_STATE, rest_scope(lf.spec), [(m, None) for m in self.message_ends])
         for specs in layout.values.values():
             for s in specs:
                 body = s.body
@@ -487,11 +501,26 @@ class _Composer:
                     # A value that quotes its dialect's markup (a call or block open in
                     # it) implies no close from then on: that markup is data.
                     taken = [lf.marker for lf in s.follow if lf.marker is not None] + [body.close]
+                    quoted = ("call_open",) if s.leaf.spec.block.tolerance else ("call_open", "block_open")
                     for lf in layout.leaves:
                         m = lf.marker
-                        if lf.kind in ("call_open", "block_open") and m is not None and m not in taken:
+                        if lf.kind in quoted and m is not None and m not in taken:
                             taken.append(m)
                             self.listen(s.state, m, [((), s.state, ("value_quote",))], s, scope=s.name)
+                if s.leaf.spec.block.tolerance:
+                    # Rule: a tolerated construct ends where a real opener begins (its
+                    # evidence is its own markup, never a later real block's).
+                    self._opener_ends(s.state, s.name)
+
+    def _opener_ends(self, origin: str, scope: str, more: list[tuple[Marker, object]] = []) -> None:
+        """The enabled dialects' real openers (and ``more``), listened for at ``origin``
+        (in ``scope``) unless it listens for their text already: each ends the block
+        there (``opener_ends_block``) and is read again as prose."""
+        have = [e.marker for e, _rows in self.scoped_entries.get(origin, {}).get(scope, [])]
+        for m, data in self.real_openers + more:
+            if not any(_cross_match(m, h) for h in have):
+                have.append(m)
+                self.listen(origin, m, [((), "text", ("opener_ends_block", "reprocess"))], data, scope=scope)
 
     def _implied_open(self, pos: Position, layout: Layout) -> tuple[str, str] | None:
         """Tolerance (``Opt(marker, missing=CODE)``): where a value's opener is expected
@@ -507,6 +536,12 @@ class _Composer:
         spec = layout.values[lf.id][-1]  # the default body: no open marker's fields to choose by
         act = f"imply_open:{lf.name}"
         self.actions[act] = generated.imply_open_action(spec, lf.missing)
+        assert lf.marker is not None
+        # The opener read after all, in a value it was assumed left out of: the tolerance
+        # borrowed evidence (the text before it is no value), the block is malformed.
+        # (The marker alone: a variant may hold a start character of the value past its first.)
+        self.listen(spec.state, replace(lf.marker, variants=(), prefixes=()),
+                    [(("value_open_missing",), "text", ("opener_after_text", "abort_block", "reprocess"))], spec, scope=spec.name)
         self.rules += on("maybe_tag", ALL, spec.state, act, "reprocess", when=[f"from:{pos.name}"], rank=RANK_RETURN + 900)
         return spec.state, act
 
@@ -556,7 +591,7 @@ class _Composer:
                 if q.marker is not None:
                     self.structural("in_capture", q, layout, scope=lf.name, first=("end_capture",))
         self.scoped_entries.setdefault("in_capture", {}).setdefault(lf.name, [])
-        self._gives_way("in_capture", ("abort_block", "reprocess"), scope=lf.name)
+        self._gives_way("in_capture", ("abort_at_opener", "reprocess"), scope=lf.name)
         g = f"capture:{lf.name}"
         self.guards[g] = generated.capture_guard(lf.name)
         follow = _follow(layout, lf)
@@ -851,6 +886,8 @@ class _Composer:
             cg = f"char:{c!r}"
             self.guards[cg] = generated.char_guard(c)
             self.rules += on(state, [cls], dest, *actions, when=[g, cg] if g else [cg], rank=20 + k)
+        if REST_STATE in names:
+            self.rules += rest_rows(self.rules)  # (after every row that gives a block up is made)
         transitions = _back_home(_expand(self.rules, triggers, start_classes), self.states, self._homes(),
                                  {layout.dialect.name for layout in layouts}, self.guards)
         # (a prompt that may have ended inside a header is listened for first; what is
@@ -946,6 +983,38 @@ def _check_one_chars_and_anchors(states: list[StateDecl], matchers: dict[str, Ma
                     "no prose (rule: an anchor is checked against the prose or reasoning before the marker); "
                     "anchor only markers that open a block or frame text"
                 )
+
+
+def _real_openers(layouts: tuple[Layout, ...]) -> list[tuple[Marker, object]]:
+    """The openers of the enabled dialects that are real: a block's open marker (or a
+    bare block's first marker that opens no call) of a block read in prose that is not
+    itself a deviation, and a message header's start; one per text they read (shared
+    ones once), each with the data its listen carries. (An anchored one is listened
+    for unanchored: in markup, what stands before it is no prose.)"""
+    out: list[tuple[Marker, object]] = []
+    for layout in layouts:
+        found: list[tuple[Marker, object]] = []
+        for lf in layout.openers:
+            blk = lf.spec.block
+            if lf.kind in ("block_open", "mark") and lf.marker is not None and not blk.tolerance and blk.prose:
+                found.append((replace(lf.marker, anchor=""), Act(lf)))
+        found += [(m, None) for h in layout.dialect.headers for m, _part in h.starts]
+        for m, data in found:
+            if not any(_cross_match(m, o) for o, _d in out):
+                out.append((m, data))
+    return out
+
+
+def _message_ends(dialects: tuple[Dialect, ...]) -> list[Marker]:
+    """What ends a model's message in the enabled dialects: a header's ends (harmony's
+    ``<|end|>``) and the framing tokens (``<|im_end|>``). A block read on after failing
+    ends there (its close did not come)."""
+    out: list[Marker] = []
+    for d in dialects:
+        for m in [*(e for h in d.headers for e in h.ends), *d.framing]:
+            if not any(_cross_match(m, o) for o in out):
+                out.append(replace(m, anchor=""))
+    return out
 
 
 def _blocks_counted_once(dialects: tuple[Dialect, ...]) -> tuple[Dialect, ...]:

@@ -89,3 +89,9 @@ class ReferenceRunner:
         ctx: Any = self.ctx
         ctx.pos = self.base
         self.fire(EOF_TRIGGER, "")
+        while ctx.pushback:
+            # (what the end of the stream gave back: read again, then the end again)
+            pb, ctx.pushback = ctx.pushback, ""
+            self._run(pb, self.base - len(pb))
+            ctx.pos = self.base
+            self.fire(EOF_TRIGGER, "")

@@ -104,6 +104,10 @@ every time it is used, and ``Sieve(strict=True)`` composes the machine without a
                                     another reading of a captured name, taken only
                                     when it names a known tool and the capture's own
                                     reading does not (Kimi ids like ``functionsexec5``)
+    Capture(..., loose=Variant(pattern, examples, code))
+                                    text the capture's pattern (the format) does not
+                                    read, read by this one with its Diagnostic (Kimi
+                                    ids other than ``functions.NAME:IDX``)
     Call(..., repeated=CODE)        a parameter given again, whose schema (``tools=``)
                                     allows an array, collects its values into one
                                     (ds2api's ``appendMarkupValue``)
@@ -344,6 +348,10 @@ class Capture:
     #: variant with no ``name`` group (an id alone: Kimi's ``0``) names the one tool
     #: declared, only when ``tools=`` declares exactly one (vLLM's rule).
     variants: tuple["Variant", ...] = ()
+    #: Tolerance: text the pattern (the format) does not read, read by this pattern
+    #: instead, with a Diagnostic of its code (then, with ``tools=``, ``variants`` as
+    #: for the pattern's own reading). Left out under strict.
+    loose: "Variant | None" = None
     region: ClassVar[str] = "capture"
     entry: ClassVar[str] = "in_capture"
     begin: ClassVar[str] = "capture_begin"
@@ -1101,6 +1109,8 @@ def validate(dialect: Dialect) -> None:
                 raise GrammarError(f"dialect {dialect.name}: capture pattern {n.pattern!r} does not compile: {e}") from None
             for v in n.variants:
                 _check_naming_variant(dialect, "capture variant", v, whole=True, nameless=True)
+            if n.loose is not None:
+                _check_naming_variant(dialect, "capture's loose reading", n.loose, whole=True)
         if isinstance(n, Block) and n.decide is not None:
             d = n.decide
             try:

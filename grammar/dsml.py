@@ -49,7 +49,7 @@ BLOCK = "(?i:function_calls|tool_calls|tool-calls|toolcalls|calls)"
 #: repeated, a trailing bar before ``>``, block names hyphenated or run together; where
 #: a bar belongs, also a ``-`` (``<dsml-tool-calls>``), U+2402 ``␂`` or a raw U+0002
 #: (ds2api's leaked separators).
-_ANY_BARS = "[\uff5c|\u2016\-\u2402\x02]{0,16}"
+_ANY_BARS = "[\uff5c|\u2016\\-\u2402\x02]{0,16}"
 LENIENT_PREFIX = rf"\s{{0,4}}{_ANY_BARS}\s{{0,4}}(?:(?i:DSML|EPSE)\s{{0,4}}{_ANY_BARS}\s{{0,4}}){{1,3}}"
 LENIENT_BLOCK = "(?i:(?:function|tool)[_-]?calls?|calls)"
 LENIENT_END = rf"\s{{0,8}}{_ANY_BARS}\s{{0,8}}{GT}"

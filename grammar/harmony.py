@@ -11,8 +11,9 @@ bare ``json``), then ``<|message|>`` and the body. The header decides the body, 
 matching case first:
 
 - a recipient (``to=functions.NAME``; built-in ``to=browser.search``, ``to=python``):
-  a call with JSON arguments, ended by ``<|call|>``; named NAME (``functions.`` dropped,
-  built-in names kept whole); ``to=assistant`` (a tool's reply) is no call;
+  a call with JSON arguments, ended by ``<|call|>`` (or, tolerated, ``<|end|>``:
+  ``end_instead_of_call``); named NAME (``functions.`` dropped, built-in names kept
+  whole); ``to=assistant`` (a tool's reply) is no call;
 - channel ``analysis``: reasoning, ended by ``<|end|>`` or ``<|return|>`` (or the next
   header);
 - anything else (``final``, a recipient-less ``commentary`` preamble): visible text,
@@ -62,9 +63,13 @@ GLUED_JSON = Variant(
     "glued_content_type",
 )
 
+#: Tolerated (``end_instead_of_call``): a recipient message ended by ``<|end|>`` instead
+#: of ``<|call|>``, which the reference parser (openai_harmony) accepts: the call.
+CALL_CLOSE = Marker(CALL.pattern, CALL.examples, "<|call|>",
+                    variants=(Variant(r"<\|end\|>", ("<|end|>",), "end_instead_of_call"),))
 #: Tolerated: ``<|call|>`` is a stop token, and servers strip it: a call's JSON at the
 #: end of the stream is the call (``missing_block_close``).
-CALL_BLOCK = Block(MESSAGE, Call(None, JsonArgs(), close=None), CALL, prose=False, eof_close="missing_block_close")
+CALL_BLOCK = Block(MESSAGE, Call(None, JsonArgs(), close=None), CALL_CLOSE, prose=False, eof_close="missing_block_close")
 
 HEADER = Header(
     name="harmony",

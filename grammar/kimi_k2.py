@@ -30,8 +30,19 @@ CALL = special("tool_call_begin")
 ARGUMENTS = special("tool_call_argument_begin")
 CALL_END = special("tool_call_end")
 
-#: ``functions.NAME:IDX``; the whole is the id, NAME the name.
-CALL_ID = r"\s*(?P<id>(?:functions\.)?(?P<name>[^\s:<]{1,128}?)(?::[0-9]{1,9})?)\s*"
+#: ``functions.NAME:IDX`` (``functions.`` may be left out, as SGLang and vLLM read it);
+#: the whole is the id, NAME the name. A name is never digits alone (``0:1`` names
+#: nothing).
+CALL_ID = r"\s*(?P<id>(?:functions\.)?+(?P<name>(?![0-9]*:)[^\s:<]{1,128}):[0-9]{1,9})\s*"
+
+#: Tolerance (``call_id_as_written``): an id in no such form (``functions.get_weather``,
+#: ``get_weather``, ``functionsexec5``) names the call as written (``functions.``
+#: dropped), with a Diagnostic; an id that holds no name (``0``: digits alone) is none.
+CALL_ID_AS_WRITTEN = Variant(
+    r"\s*(?P<id>(?:functions\.)?+(?P<name>(?![0-9]*\s*\Z)[^\s:<]{1,128}))\s*",
+    ("functions.get_weather", "get_weather", "functionsexec5"),
+    "call_id_as_written",
+)
 
 #: Tolerance (dialects.md §12): ids written otherwise (``functionsexec5``, sglang#21377;
 #: ``functions_read_file_3``, exo#2282; ``call00003``, sglang#25362): the name read
@@ -46,8 +57,8 @@ CALL_ID_VARIANT = Variant(
 #: guess from the argument keys.
 NAMELESS_ID = Variant(r"\s*(?P<id>[0-9]{1,9})\s*", ("0", "12", " 3 "), "nameless_call")
 
-CALLS = Many(Call(CALL, Capture(CALL_ID, label="functions.NAME:IDX", variants=(CALL_ID_VARIANT, NAMELESS_ID)), ARGUMENTS, JsonArgs(),
-                  close=CALL_END, ids="wire"), min=1)
+CALLS = Many(Call(CALL, Capture(CALL_ID, label="functions.NAME:IDX", variants=(CALL_ID_VARIANT, NAMELESS_ID),
+                          loose=CALL_ID_AS_WRITTEN), ARGUMENTS, JsonArgs(), close=CALL_END, ids="wire"), min=1)
 #: Tolerated (``missing_block_close``): the stream ends after a call's JSON arguments
 #: with ``<|tool_call_end|>`` and the section's close left out (stop tokens stripped).
 BLOCK = Block(SECTION, CALLS, SECTION_END, eof_close="missing_block_close")

@@ -179,6 +179,26 @@ def close_literals(d: Dialect) -> list[str]:
 OTHER_MARKUP = ["</tool_call>", "</tool_calls>", "<tool_call>", "]]>", "</think>", "```"]
 
 
+def _real_opener_examples() -> tuple[str, ...]:
+    from callsieve.structure import compile_dialect
+
+    return tuple(sorted({
+        ex for d in DIALECTS for lf in compile_dialect(d).openers
+        if lf.kind in ("block_open", "mark") and lf.marker is not None and not lf.spec.block.tolerance and lf.spec.block.prose
+        for ex in (*lf.marker.examples, *(e for v in lf.marker.variants for e in v.examples))
+    }))
+
+
+#: Every dialect's block openers (of blocks read in prose that are no deviation), as
+#: written: a tolerated construct (a call without its wrapper) ends where one begins
+#: (issue 23), so the tolerance properties keep them out of such a call's values.
+REAL_OPENERS = _real_opener_examples()
+
+
+def quotes_an_opener(text: str) -> bool:
+    return any(ex in text for ex in REAL_OPENERS)
+
+
 @_per_dialect
 def _value_tokens(d: Dialect) -> st.SearchStrategy[list[str]]:
     return st.lists(st.one_of(SAFE_VALUE, st.sampled_from(close_literals(d)), st.sampled_from(OTHER_MARKUP)), max_size=6)

@@ -381,16 +381,18 @@ def test_a_kimi_call_with_an_id_and_no_name_is_the_one_tool_declared(wire: str) 
         (d,) = diags(events, "nameless_call")
         assert d.offset == 3
         deltas_match(events)
+    # strict: an id that is digits alone names nothing (issue 23: "0" made a call "0")
     strict = run(cut(doc, 4), tools=one, strict=True)
-    assert calls(strict) == [(wire.strip(), {"city": "x"})] and codes(strict) == ["unknown_tool"]
+    assert calls(strict) == [] and codes(strict) == ["malformed_block"]
 
 
 def test_a_kimi_call_with_no_name_is_never_guessed_among_several_tools_or_without_any() -> None:
     doc = NAMELESS.format(id="0")
-    # two tools: nothing says which (not the argument keys): the id as written, unknown
+    # two tools: nothing says which (not the argument keys); and an id of digits alone
+    # is no name (issue 23: it made a call named "0"): no call, the block malformed
     events = run(cut(doc, 5), tools=tools("get_weather", "search", city="string"))
-    assert calls(events) == [("0", {"city": "x"})] and codes(events) == ["unknown_tool"]
-    assert calls(run([doc])) == [("0", {"city": "x"})] and codes(run([doc])) == []
+    assert calls(events) == [] and codes(events) == ["malformed_block"]
+    assert calls(run([doc])) == [] and codes(run([doc])) == ["malformed_block"]
     # an id with a name keeps its name, even when one tool is declared
     named = NAMELESS.format(id="functions.search:0")
     events = run([named], tools=tools("get_weather"))

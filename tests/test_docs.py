@@ -46,6 +46,12 @@ PRODUCES: dict[str, tuple[str, dict[str, Any]]] = {
                              {"tools": [{"type": "function", "function": {"name": "f", "parameters": {"properties": {"v": {"type": "array"}}}}}]}),
     "call_id_variant": ("<|tool_calls_section_begin|><|tool_call_begin|>functionsf5<|tool_call_argument_begin|>{}"
                         "<|tool_call_end|><|tool_calls_section_end|>", {"tools": TOOLS}),
+    "call_id_as_written": ("<|tool_calls_section_begin|><|tool_call_begin|>functions.f<|tool_call_argument_begin|>{}"
+                           "<|tool_call_end|><|tool_calls_section_end|>", {}),
+    "end_instead_of_call": ("<|channel|>commentary to=functions.f<|message|>{}<|end|>", {}),
+    "nested_cdata": ('<tool_calls><invoke name="f"><parameter name="n"><![CDATA[<![CDATA[1]]>]]></parameter></invoke>'
+                     "</tool_calls>", {"dialects": ["xml"]}),
+    "unterminated_heredoc": (CALL.format(name="f", params="<parameter=n>\ncat <<EOF\n</parameter>\n"), {}),
     "doubled_key_close": ("<tool_call>f<arg_key>n</arg_key></arg_key><arg_value>1</arg_value></tool_call>", {}),
     "glued_content_type": ("<|channel|>commentary to=functions.fjson<|message|>{}<|call|>", {"tools": TOOLS}),
     "param_close_variant": (CALL.format(name="f", params="<parameter=n>\n1\n</parameter1>\n"), {}),

@@ -13,7 +13,7 @@ from hypothesis import given, strategies as st
 
 import callsieve
 from callsieve.events import merged
-from strategies import PROSE, call_of, chunks, run, calls, texts, codes, released
+from strategies import PROSE, call_of, chunks, run, calls, texts, codes, quotes_an_opener, released
 from callsieve.grammar import REGISTRY
 
 
@@ -315,6 +315,10 @@ def test_dropping_a_tolerated_qwen3_coder_marker_keeps_the_calls_and_says_so(dat
                      if not v.endswith("</parameter>") and "<tool_call>" not in v and "<function=" not in v]
         if k == victim and drop == "param" and not droppable:
             drop = "open"
+        if k == victim and drop != "param" and any(quotes_an_opener(v) for _key, v, _j in params):
+            # A call without its wrapper ends where a real opener begins (issue 23): a
+            # value quoting <tool_call> keeps its call only with the wrapper.
+            drop = "param" if droppable else ""
         at = data.draw(st.sampled_from(droppable)) if droppable else 0
         pieces.append(_qwen(name, params, drop if k == victim else "", at))
         expected.append((name, args))
@@ -326,11 +330,11 @@ def test_dropping_a_tolerated_qwen3_coder_marker_keeps_the_calls_and_says_so(dat
         events = run(data.draw(chunks(doc)), **kw)
         assert calls(events) == expected
         assert texts(events) == "".join(text)
-        assert codes(events) == [QWEN_CODE[drop]]
+        assert codes(events) == ([QWEN_CODE[drop]] if drop else [])
         assert "".join(e.raw for e in events) == doc
         deltas_match(events)
     strict = run([doc], strict=True)
-    assert calls(strict) != expected or codes(strict)
+    assert calls(strict) != expected or codes(strict) or not drop
 
 
 def _dsml(calls_: list[tuple[str, list[tuple[str, str, bool]]]], drop: str, at: int) -> str:
@@ -358,6 +362,8 @@ def test_dropping_a_tolerated_dsml_marker_keeps_the_calls_and_says_so(data: st.D
     drop = data.draw(st.sampled_from(["open", "both", "invoke", "lt"]))
     drawn = data.draw(st.lists(call_of(DSML), min_size=1, max_size=3))
     at = data.draw(st.integers(0, len(drawn) - 1))
+    if drop in ("open", "both") and any(quotes_an_opener(v) for _n, p, _a in drawn for _k, v, _j in p):
+        drop = "invoke"  # (invokes without their block end where a real opener begins: issue 23)
     before, after = data.draw(DOT_PROSE), data.draw(DOT_PROSE)
     doc = before + "\n\n" + _dsml([(n, p) for n, p, _ in drawn], drop, at) + after
     events = run(data.draw(chunks(doc)))
@@ -594,17 +600,60 @@ def test_kimi_call_ids_written_otherwise_name_a_known_tool(wire: str, name: str)
         assert (got, args) == (name, {"a": 1})
         assert [e.id for e in events if isinstance(e, callsieve.ToolCall)] == [wire]
         assert codes(events) == ([] if wire.startswith("functions.") else ["call_id_variant"])
+    # strict: an id that is not functions.NAME:IDX names nothing (the block is text)
     strict = run([doc], tools=KIMI_TOOLS, strict=True)
-    assert calls(strict)[0][0] == ("exec" if wire.startswith("functions.") else wire)
-    # without a schema nothing says which reading is right: the id's name as written
-    assert calls(run([doc]))[0][0] == ("exec" if wire.startswith("functions.") else wire)
+    assert calls(strict) == ([("exec", {"a": 1})] if wire.startswith("functions.") else [])
+    # without a schema nothing says which reading is right: the id's name as written,
+    # and a Diagnostic that the id was not the format's (issue 23)
+    plain = run([doc])
+    assert calls(plain)[0][0] == ("exec" if wire.startswith("functions.") else wire)
+    assert codes(plain) == ([] if wire.startswith("functions.") else ["call_id_as_written"])
 
 
 def test_a_kimi_id_whose_other_reading_names_no_known_tool_stays_as_written() -> None:
     doc = ("<|tool_calls_section_begin|><|tool_call_begin|>functionsnope5<|tool_call_argument_begin|>"
            "{}<|tool_call_end|><|tool_calls_section_end|>")
     events = run([doc], tools=KIMI_TOOLS)
-    assert calls(events) == [("functionsnope5", {})] and codes(events) == ["unknown_tool"]
+    assert calls(events) == [("functionsnope5", {})] and codes(events) == ["call_id_as_written", "unknown_tool"]
+
+
+KIMI_ID = ("<|tool_calls_section_begin|><|tool_call_begin|>{wire}<|tool_call_argument_begin|>"
+           '{{"a": 1}}<|tool_call_end|><|tool_calls_section_end|>')
+
+
+@pytest.mark.parametrize("runner", ["compiled", "reference"])
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("wire", ["0", " 12 ", "functions.0:1", "functions.:0", "7:2"])
+def test_a_kimi_id_that_holds_no_name_names_no_call(wire: str, strict: bool, runner: str) -> None:
+    """Issue 23: an id ``0`` made a call named "0". A name is never taken from what is
+    no name (digits alone): the block is no call, its markup text, with a Diagnostic."""
+    doc = KIMI_ID.format(wire=wire)
+    for size in (1, 4, len(doc)):
+        events = run(cut(doc, size), dialects=["kimi_k2"], strict=strict, runner=runner)
+        assert calls(events) == [] and texts(events) == doc
+        assert codes(events) == ["malformed_block"]
+        assert not [e for e in events if isinstance(e, (callsieve.ToolCallStart, callsieve.ToolCallDelta))]
+
+
+@pytest.mark.parametrize("runner", ["compiled", "reference"])
+@pytest.mark.parametrize("wire, name", [("functions.get_weather", "get_weather"), ("get_weather", "get_weather"),
+                                        ("functionsexec5", "functionsexec5"), ("get_weather:3", None),
+                                        ("functions.mcp.read-file:7", None)])
+def test_a_kimi_id_outside_the_format_is_read_as_written_with_a_diagnostic(wire: str, name: str | None, runner: str) -> None:
+    """Issue 23: ids other than ``functions.NAME:IDX`` (``NAME:IDX``, as SGLang and vLLM
+    read it, included) were accepted silently; now with ``call_id_as_written``; under
+    strict they make no call."""
+    doc = KIMI_ID.format(wire=wire)
+    for size in (1, 4, len(doc)):
+        events = run(cut(doc, size), dialects=["kimi_k2"], runner=runner)
+        ((got, args),) = calls(events)
+        assert args == {"a": 1} and [e.id for e in events if isinstance(e, callsieve.ToolCall)] == [wire]
+        if name is None:  # the format
+            assert codes(events) == [] and got == wire.rsplit(":", 1)[0].removeprefix("functions.")
+        else:
+            assert (got, codes(events)) == (name, ["call_id_as_written"])
+    strict = run([doc], dialects=["kimi_k2"], strict=True, runner=runner)
+    assert len(calls(strict)) == (1 if name is None else 0)
 
 
 # ---------------------------------------------------------------- gateway XML without <tool_calls>

@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import json
+import re
 
 from callsieve.native import mypyc_attr, trait
 from callsieve.accum import Pieces
 from callsieve.errors import MalformedBlockError
 from callsieve.events import Diagnostic, ToolCall, ToolCallAbandoned, ToolCallStart
-from callsieve.grammar.states import EOF_TRIGGER, OVERFLOW, START, Rule, StateDecl, but, on
+from callsieve.grammar.states import ALL, EOF_TRIGGER, OVERFLOW, RANK_FALLBACK, START, Region, Rule, StateDecl, but, on
 from callsieve.regions import dumps
 from callsieve.regions.tag import TagModel
 from callsieve.schema import coerce, fits, types_of
@@ -78,6 +79,9 @@ class Call:
     #: arguments not held twice (issue 13, item 5): key → the span of the block's raw
     #: text that is its value, cut when the block is emitted
     spans: dict[str, tuple[int, int]] | None = None
+    #: keys whose values are raw text (a value grammar's ``Raw``): a markup close may
+    #: have cut one short, so each is checked for a heredoc that never ends (None: none)
+    raw_keys: list[str] | None = None
     #: Why the call is refused though its block stands ("" while it is a call): a value
     #: grammar read it to its end and found it no call (a name where a literal must be).
     #: It is released alone, with a Diagnostic; the block's other calls stand.
@@ -106,6 +110,11 @@ class Block:
     #: after_close: the close tag and the spaces after it, until what follows decides
     held: list[str] = field(default_factory=list)
     cdata_held: str = ""
+    #: CDATA sections opened inside the open one and not closed yet (a model that
+    #: wraps XML holding CDATA in CDATA nests them), and the last characters of its
+    #: data (where a ``<![CDATA[`` split between pieces is found)
+    cdata_depth: int = 0
+    cdata_tail: str = ""
     json_depth: int = 0
     #: a parameter's key read before its value opens (``Param.between``: GLM ``<arg_key>``)
     key: str = ""
@@ -135,6 +144,12 @@ class Block:
     #: Calls of it were streamed and then abandoned (``ToolCallAbandoned``): what is
     #: still read of it (a spilled block's rest) is never shown as text.
     abandoned: bool = False
+    #: Given up part-way and read on to its close (``block_rest``): its calls were
+    #: streamed, or a policy drops it, so what follows the failure up to the block's
+    #: close is its markup too, never text (shown once). ``rest_from``: where the
+    #: failure was, in its raw (what follows it is read again as prose if no close comes).
+    rest: bool = False
+    rest_from: int = 0
 
     def __post_init__(self) -> None:
         blk = self.spec.block
@@ -657,6 +672,16 @@ class BlockModel(TagModel):
                     if key in c.args:
                         c.args[key] = raw[start:end]
                 c.spans = None
+            if c.raw_keys is not None:
+                for key in c.raw_keys:
+                    v = c.args.get(key)
+                    if isinstance(v, str) and "<<" in v:
+                        word = unterminated_heredoc(v)
+                        if word:
+                            b.tolerated.append(Diagnostic(
+                                "unterminated_heredoc", f"call {c.name!r}: the value of {key!r} opens a heredoc "
+                                f"(<<{word}) whose {word} line never comes: markup inside it may have ended the value "
+                                "early", b.start))
         tail = ""
         if not b.closed:
             # Spaces after the last markup of a block that ends where its grammar stops
@@ -807,18 +832,104 @@ class BlockModel(TagModel):
         self._text(raw)
 
     def abort_block(self, ch: str) -> None:
-        """Something that is not grammar where only markup may stand."""
+        """Something that is not grammar where only markup may stand. The block is
+        released, and what follows is read again as prose; or, when the row that gave it
+        up leads to ``block_rest`` (``enter_rest`` ran first), it is read on to its close."""
         b = self.block
         assert b is not None
-        self.block = None
         why = f"unexpected {ch!r} in a {b.dialect_name} block at offset {self.pos}"
         if b.malformed_reason:
             why = f"{b.malformed_reason} (in a {b.dialect_name} block, seen at offset {self.pos})"
-        self._release(b, "malformed_block", why)
+        if b.rest:
+            b.malformed_reason = why
+            b.rest_from = b.raw_len
+            b.call = None
+            b.param = None
+            b.held = []
+            b.key = ""
+            self.scope = rest_scope(b.spec)
+        else:
+            self.block = None
+            self._release(b, "malformed_block", why)
         if self.tag:
             self.pushback = self.tag
             self.tag = ""
             self._tag_version += 1
+
+    def abort_at_opener(self, ch: str) -> None:
+        """A real opener where the block's markup is malformed (in a capture): the block
+        is given up there, never read on (``block_rest`` would end at the opener at
+        once); the opener is read again as prose."""
+        self.abort_block(ch)
+
+    # ------------------------------------------------- block_rest: read on to the close
+    def rest_follows(self, ch: str) -> bool:
+        """A block given up here is read on to its close (``block_rest``), not released
+        at once with what follows read as prose: its calls were streamed (they are
+        abandoned: the rest of their markup is theirs, shown once), or the policy drops
+        it (``on_malformed="drop"``) and a call in it had begun. Only a block whose close
+        is required (a close it may leave out is no evidence of where it ends), that is
+        not itself a deviation (those are prose when they fail), and not under
+        ``on_malformed="raise"`` (it raises where it failed)."""
+        b = self.block
+        if b is None or b.tolerance:
+            return False
+        blk = b.spec.block
+        if blk.close is None or blk.close_optional:
+            return False
+        policy = self.cfg.on_malformed
+        if policy == "raise":
+            return False
+        if b.spilled:  # (past max_block_chars: what is read is released as it comes)
+            return b.abandoned or policy == "drop"
+        return bool(b.calls) and (policy == "drop" or any(c.index is not None for c in b.calls))
+
+    def enter_rest(self, ch: str = "") -> None:
+        """The row gives the block up into ``block_rest`` (``abort_block`` reads it)."""
+        self._block().rest = True
+
+    def rest_reject(self, ch: str) -> None:
+        """A dead tag in ``block_rest``: its first character is the block's; the rest is
+        read again (it may begin the close)."""
+        first, rest = self.tag[0], self.tag[1:]
+        self.tag = ""
+        self._tag_version += 1
+        self._hold(first)
+        self.pushback = rest
+
+    def opener_ends_block(self, ch: str) -> None:
+        """A real opener (a block opener of an enabled dialect that is not itself a
+        deviation, a message header's start) inside a value of a block that is a
+        deviation: the block ends before it, unclosed, and is given up; the opener is
+        read again as prose. (A tolerated construct's evidence is its own markup; a later
+        real block's is not its.) In ``block_rest`` (a block read on after failing), a
+        real opener or a message's end before the close: the block ends where it failed,
+        and what followed is read again as prose, the opener with it."""
+        b = self._block()
+        self.block = None
+        tag, self.tag = self.tag, ""
+        self._tag_version += 1
+        b.held = []
+        if b.rest:
+            self.pushback = self._unread_rest(b) + tag  # (``ch`` is read again: ``reprocess``)
+            self._release(b, "malformed_block", f"{b.malformed_reason}; no close followed before "
+                          f"{tag + ch!r} at offset {self.tag_start}")
+            return
+        self.pushback = tag
+        self._release(b, "malformed_block", f"a {tag + ch!r} at offset {self.tag_start} begins a block inside it, "
+                      "so it is no block")
+
+    def _unread_rest(self, b: Block) -> str:
+        """A block read on after failing whose close did not come: its raw is cut back
+        to where it failed; what followed (returned) is read again as prose. (A spilled
+        one released it as it came.)"""
+        if b.spilled:
+            return ""
+        raw = b.raw.join()
+        b.raw = Pieces()
+        b.raw.append(raw[: b.rest_from])
+        b.raw_len = b.rest_from
+        return raw[b.rest_from :]
 
     def abort_block_eof(self, ch: str = "") -> None:
         b = self.block
@@ -829,6 +940,14 @@ class BlockModel(TagModel):
             self._tag_version += 1
         self.block = None
         b.held = []
+        if b.rest:
+            # The close never came: the block ends where it failed, and what followed is
+            # read again as prose (the runners read an end-of-stream pushback, then the
+            # end again).
+            rest = self._unread_rest(b)
+            self._release(b, "malformed_block", f"{b.malformed_reason}; the stream ended before its close")
+            self.pushback = rest
+            return
         self._release(b, "unterminated_block", f"the stream ended inside a {b.dialect_name} block")
 
     def abort_oversized(self, ch: str = "") -> None:
@@ -850,6 +969,35 @@ class BlockModel(TagModel):
             b.param.raw_value = None
 
 
+#: A shell heredoc's opener: ``<<WORD``, ``<<-WORD``, ``<< 'WORD'`` (not ``<<<``); an
+#: unquoted word in capitals only (``cout << endl`` is no heredoc).
+_HEREDOC = re.compile(r"""(?<!<)<<(-?)[ \t]*(?:(['"])([^'"\s]{1,64})\2|\\?([A-Z_][A-Z0-9_]{0,63})\b)(?!<)""")
+
+
+def unterminated_heredoc(value: str) -> str:
+    """The word of the first heredoc in ``value`` whose closing line never comes ("" if
+    none): a raw value cut by a markup close that stood inside its heredoc (issue 23)
+    is a shell command that would run cut, so it is said."""
+    openers = list(_HEREDOC.finditer(value))
+    if not openers:
+        return ""
+    # Where each line (and each line without its leading tabs, for ``<<-``) last
+    # begins: one pass, however many heredocs the value opens.
+    last: dict[str, int] = {}
+    last_tabbed: dict[str, int] = {}
+    at = 0
+    for line in value.split("\n"):
+        text = line.rstrip(" \t")
+        last[text] = at
+        last_tabbed[text.lstrip("\t")] = at
+        at += len(line) + 1
+    for m in openers:
+        word = m.group(3) or m.group(4)
+        if (last_tabbed if m.group(1) else last).get(word, -1) <= m.end():
+            return word
+    return ""
+
+
 def _segments(calls: list[Call], kept: list[bool], total: int) -> list[tuple[Call, int, int]]:
     """Cut a block's raw text into one contiguous span per call, in order.
 
@@ -869,6 +1017,57 @@ def _segments(calls: list[Call], kept: list[bool], total: int) -> list[tuple[Cal
             segs[k - 1][2] = start
             segs[k][1] = start
     return [(c, s, e) for c, s, e in segs]
+
+
+#: A block given up part-way, read on to its close (``rest_follows``).
+REST_STATE = "block_rest"
+#: The actions that give a block up (rows that lead to ``text`` with one of them get a
+#: sibling into ``block_rest``: :func:`rest_rows`). The JSON and Python bodies' own
+#: call ``abort_block`` after saying why.
+GIVES_UP = ("abort_block", "j_abort", "py_abort")
+
+
+def rest_scope(spec: BlockSpec) -> str:
+    """The scope whose matcher ``block_rest`` reads for this block: its close, and the
+    enabled dialects' block openers."""
+    return spec.prefix + "rest"
+
+
+def rest_region() -> Region:
+    """``block_rest``: everything is held in the block, but its close, which ends it
+    (``close_block``: the block is released, its calls abandoned with its markup to
+    there), and a real opener or a message's end, which ends it where it failed
+    (``opener_ends_block``: what followed is read again as prose), as the end of the
+    stream does. Past max_block_chars it spills (released as it comes, never as text
+    if its calls were abandoned) until one of those. The composer adds the listens,
+    per block (``rest_scope``)."""
+    st = REST_STATE
+    # (No sink: the markers it listens for are several dialects', a close may hold a
+    # start character past its first (kimi_k3's ``<|close|>call<|sep|>``), and the
+    # matcher checks such a context's chunk tails exactly; a dead tag's first character
+    # is held by ``rest_reject``, its rest read again.)
+    states = (StateDecl(st, "a block given up part-way whose calls streamed (or that a policy drops), read on to its "
+                        "close: all of it is the block's markup", in_block=True, owner="block_rest"),)
+    rules = (
+        *on(st, START, "maybe_tag", "tag_begin", rank=20),
+        *on(st, but(START), st, "hold_char", rank=90),
+        *on(st, [EOF_TRIGGER], "text", "abort_block_eof"),
+        *on(st, [OVERFLOW], st, "abort_oversized"),  # the block spills, the state stays
+        # (its own rank: a header's return from the hub has RANK_FALLBACK - 1)
+        *on("maybe_tag", ALL, st, "rest_reject", "reprocess", when=[f"from:{st}"], rank=RANK_FALLBACK - 2),
+    )
+    return Region("block_rest", states, rules, None)
+
+
+def rest_rows(rules: list[Any]) -> list[Rule]:
+    """For each row that gives a block up (to ``text`` with one of :data:`GIVES_UP`),
+    a sibling just before it, guarded by ``rest_follows``, into ``block_rest``."""
+    out: list[Rule] = []
+    for r in rules:
+        if isinstance(r, Rule) and r.dest == "text" and any(a in GIVES_UP for a in r.actions):
+            out.append(Rule(r.source, r.triggers, REST_STATE, ("enter_rest",) + r.actions, ("rest_follows",) + r.guards,
+                            r.rank - 1e-6))
+    return out
 
 
 def position_state(pos: Position) -> StateDecl:

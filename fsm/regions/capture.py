@@ -27,9 +27,10 @@ from functools import lru_cache
 from typing import Any
 
 from callsieve.native import mypyc_attr, trait
-from callsieve.grammar.api import Capture
+from callsieve.grammar.api import Capture, Variant
 from callsieve.grammar.states import EOF_TRIGGER, OVERFLOW, START, Region, StateDecl, but, on
 from callsieve.regions.block import BlockModel
+from callsieve.regions.tag import unnamed as tag_unnamed
 
 
 @trait
@@ -51,7 +52,9 @@ class CaptureModel(BlockModel):
         leaf = self.enter_target
         self.capture_leaf = leaf
         body = getattr(leaf, "body", None)
-        self.capture_rx = _compiled(body.pattern) if isinstance(body, Capture) else None
+        # (what the capture may still become: its pattern, or, lenient, a reading its
+        # tolerances take: an id ``3 `` lives on for a nameless variant)
+        self.capture_rx = _compiled(_readings(body, self.cfg.strict)) if isinstance(body, Capture) else None
         self.scope = getattr(leaf, "name", "")
         if getattr(leaf, "starts_call", False):
             call = self.new_call(self._block())
@@ -100,6 +103,21 @@ class CaptureModel(BlockModel):
         b = self._block()
         m = regex.fullmatch(body.pattern, self.captured)
         self.capture_leaf = None
+        loose = ""
+        if m is None and body.loose is not None and not self.cfg.strict:
+            # Tolerance (``Capture(loose=)``): text the format does not read, read otherwise.
+            m = regex.fullmatch(body.loose.pattern, self.captured)
+            loose = body.loose.code if m is not None else ""
+        tools = self.cfg.tools
+        idonly: Variant | None = None
+        if m is None and not self.cfg.strict and tools is not None and len(tools) == 1:
+            # (an id with no name, which the format does not read: the one declared
+            # tool, and only then: a variant with no name group)
+            for v in body.variants:
+                mv = regex.fullmatch(v.pattern, self.captured)
+                if mv is not None and "name" not in mv.groupdict():
+                    m, idonly = mv, v
+                    break
         if m is None:
             b.malformed_reason = f"{self.captured[:60]!r} is not {body.label} ({body.pattern})"
             return
@@ -113,7 +131,10 @@ class CaptureModel(BlockModel):
         if groups.get("id"):
             call.wire_id = groups["id"]
         name = (groups.get("name") or "").strip()
-        tools = self.cfg.tools
+        if idonly is not None and tools is not None:
+            name = next(iter(tools))
+            self.tolerate(idonly.code, f"{self.captured.strip()!r} read as a call to {name!r} "
+                          "(an id with no name: the one tool declared)", b.start)
         if name and body.variants and tools is not None and name not in tools and not self.cfg.strict:
             for v in body.variants:
                 mv = regex.fullmatch(v.pattern, self.captured)
@@ -127,13 +148,25 @@ class CaptureModel(BlockModel):
                     self.tolerate(v.code, f"{self.captured.strip()!r} read as a call to {other!r} "
                                   + ("(an id with no name: the one tool declared)" if nameless else "(a known tool)"), b.start)
                     name = other
+                    loose = ""
                     break
+        if loose:
+            self.tolerate(loose, f"{self.captured.strip()!r} is not {body.label}; read as a call to {name!r}", b.start)
         if name:
             self.name_call(call, name)
 
     def end_capture_char(self, ch: str) -> None:
         self.end_capture(ch)
         self._hold(ch)
+
+
+def _readings(body: Capture, strict: bool) -> str:
+    """The capture's pattern, and under tolerances its loose reading and variants: one
+    pattern for what the captured text may still become."""
+    if strict:
+        return body.pattern
+    pats = [body.pattern] + ([body.loose.pattern] if body.loose is not None else []) + [v.pattern for v in body.variants]
+    return "|".join(f"(?:{tag_unnamed(p)})" for p in pats) if len(pats) > 1 else body.pattern
 
 
 @lru_cache(maxsize=256)

@@ -4,6 +4,11 @@ The open is a marker ``in_param`` listens for when the value's style says ``cdat
 (the composer adds it); ``]]>`` is found by states (``cdata_rb``, ``cdata_rbrb``), since
 ``]`` may repeat. Nothing inside is markup.
 
+Tolerated (``nested_cdata``; not under strict, XML has no nesting): a ``<![CDATA[``
+inside a section opens a nested one, whose ``]]>`` is data of the outer section (a
+model wrapping an XML file that holds CDATA in CDATA): the value is not cut at the
+inner close.
+
 State run (``cdata_span``): from ``in_cdata``, everything up to the next ``]]>`` is
 value, however its ``]`` runs send the machine through ``cdata_rb`` and ``cdata_rbrb``
 and back (each releases its held brackets into the value before the next character),
@@ -23,6 +28,26 @@ from callsieve.regions.value import ValueModel
 class CdataModel(ValueModel):
     def open_cdata(self, ch: str) -> None:
         self._hold(self._take_tag(ch))
+        b = self._block()
+        b.cdata_depth = 0
+        b.cdata_tail = ""
+
+    def cdata_nested(self, ch: str) -> bool:
+        """A ``]]>`` that closes a section opened inside this one (tolerated; XML has
+        no nesting, so never under strict, where ``_value`` counts none)."""
+        b = self.block
+        return b is not None and b.cdata_depth > 0
+
+    def close_inner_cdata(self, ch: str) -> None:
+        """The ``]]>`` of a nested section: data of the outer one, which goes on."""
+        b = self._block()
+        if b.cdata_depth and not b.spilled and b.param is not None:
+            self.tolerate("nested_cdata", f"a CDATA section nested in the value of {b.param.name!r} closed at offset "
+                          f"{self.pos - 2}; read as data of the section around it", self.pos - 2)
+        b.cdata_depth -= 1
+        self._hold(ch)
+        self._value(b.cdata_held + ch, cdata=True)
+        b.cdata_held = ""
 
     def cdata_char(self, ch: str) -> None:
         self._hold(ch)
@@ -94,7 +119,8 @@ RULES = (
     *on("cdata_rb", ["rbrack"], "cdata_rbrb", "cdata_hold"),
     *on("cdata_rb", but("rbrack"), "in_cdata", "cdata_release", "reprocess"),
     *on("cdata_rbrb", ["rbrack"], "cdata_rbrb", "cdata_shift"),
-    *on("cdata_rbrb", ["gt"], "in_param", "close_cdata"),
+    *on("cdata_rbrb", ["gt"], "in_cdata", "close_inner_cdata", when=["cdata_nested"], rank=10),
+    *on("cdata_rbrb", ["gt"], "in_param", "close_cdata", rank=20),
     *on("cdata_rbrb", but("rbrack", "gt"), "in_cdata", "cdata_release", "reprocess"),
     *[r for s in ("in_cdata", "cdata_rb", "cdata_rbrb") for r in (
         *on(s, [EOF_TRIGGER], "text", "abort_block_eof"),

@@ -65,6 +65,9 @@ class Param:
     raw_fed: int = 0
     #: the value is JSON (its body is a ``JsonValue``), not raw text
     json: bool = False
+    #: its opener was assumed left out (``Opt(missing=)``): the opener read in it after
+    #: all makes the block malformed (``opener_after_text``)
+    open_missing: bool = False
 
 
 def chosen(specs: tuple[ValueSpec, ...], fields: dict[str, str]) -> ValueSpec:
@@ -97,10 +100,27 @@ class ValueModel(BlockModel):
         if not b.spilled:
             self.tolerate(code, f"the opener of the value of {b.key!r} was left out; the value begins at offset {at}", at)
         self._begin_value(spec, b.key, "", at)
+        if b.param is not None:
+            b.param.open_missing = True
         if self.tag:
             self.pushback = self.tag
             self.tag = ""
             self._tag_version += 1
+
+    def value_open_missing(self, ch: str) -> bool:
+        """The open value's opener was assumed left out (``imply_value_open``)."""
+        b = self.block
+        return b is not None and b.param is not None and b.param.open_missing
+
+    def opener_after_text(self, ch: str) -> None:
+        """The opener assumed left out stands in the value after all: what came before
+        it is no value but text between markers, and the tolerance had no evidence of
+        its own (``</arg_key>x<arg_value>v``): the block is malformed."""
+        b = self._block()
+        p = b.param
+        name = p.name if p is not None else ""
+        b.malformed_reason = b.malformed_reason or (
+            f"the opener {self.tag + ch!r} of the value of {name!r} stands after text; it was not left out")
 
     def _begin_value(self, spec: ValueSpec, name: str, tag: str, start: int) -> None:
         b = self.block
@@ -181,6 +201,14 @@ class ValueModel(BlockModel):
     def _value(self, s: str, cdata: bool = False) -> None:
         b = self.block
         assert b is not None and b.param is not None
+        if cdata and not self.cfg.strict:
+            # Nested CDATA (tolerated): a ``<![CDATA[`` inside a section opens one its
+            # ``]]>`` closes as data (``cdata_nested``). (It cannot overlap itself, so
+            # counting it in the last 8 characters and this piece counts each once.)
+            seen = b.cdata_tail + s
+            if "<![CDATA[" in seen:
+                b.cdata_depth += seen.count("<![CDATA[")
+            b.cdata_tail = seen[-8:]
         if b.spilled:
             return
         p = b.param
@@ -452,6 +480,10 @@ class ValueModel(BlockModel):
             return
         if problem:
             call.problem(f"{call.name}.{p.name}: {problem}")
+        if not p.json and isinstance(value, str):
+            if call.raw_keys is None:
+                call.raw_keys = []
+            call.raw_keys.append(p.name)
         if p.name in call.args:
             b.malformed_reason = b.malformed_reason or f"parameter {p.name!r} given twice in call {call.name!r}"
         call.args[p.name] = value

@@ -23,7 +23,8 @@ Drawing rules (the legend in each picture says the same to its reader):
    complete in its last positions and releases every other held block), is drawn once,
    from the box's border; so is each state's own ``[else]`` when they all lead to one
    place with one action (``[else] any other character / j_abort``: the characters
-   differ by state, and are those its other edges do not take; the tooltip lists them).
+   differ by state, and are those its other edges do not take; the tooltip lists them),
+   and its guarded twin (``[rest_follows] any other character``: the block read on).
    Never one into ``maybe_tag`` (rule 5 is per state).
 7. A self-loop's label is listed inside its state under a rule (``↻``, UML's internal
    transitions); on a busy state a loop label would otherwise land on other edges.
@@ -70,6 +71,7 @@ from callsieve.tools.diagrams_read import (
 )
 
 _HUB = "maybe_tag"
+_REST = "block_rest"
 _FORK = "fork"
 _BLUE = "#1f5fbf"
 _RED = "#b03a2e"
@@ -88,6 +90,7 @@ _REGIONS: dict[str, tuple[str, str]] = {
     "json_body": ("JSON body, checked token by token: markup in a string is data; "
                   "each state lists its moves (→)", "#e6f0fa"),
     "capture": ("capture: a name or an id between markers", "#f4f4f4"),
+    "block_rest": ("a block given up, read on to its close: its markup, never text", "#fdecea"),
     "python_value": ("Python calls, read as literals token by token (never eval); "
                      "each state lists its moves (→)", "#e6f0fa"),
     "start": ("where the response begins: a block its own body opens", "#eef6ee"),
@@ -366,7 +369,9 @@ def _fallbacks(edges: list[Edge], c: Cluster, members: list[str], rows: list[Row
     for r in rows:
         if r.reachable and not r.guards and r.source in members:
             taken.setdefault((r.source, r.dest), set()).add(r.trigger)
-    by_sig: dict[tuple[str, tuple[str, ...]], list[tuple[Edge, Arm]]] = {}
+    by_sig: dict[tuple[str, tuple[str, ...], Guards], list[tuple[Edge, Arm]]] = {}
+    #: each state's "any other character" triggers
+    other: dict[str, set[str]] = {}
     for e in edges:
         if not _leaving(e, members) or e.alts[0].guards:
             continue
@@ -377,13 +382,21 @@ def _fallbacks(edges: list[Edge], c: Cluster, members: list[str], rows: list[Row
             # Exactly "any other character": only characters, and every character this
             # arm does not take has another unguarded edge of the state.
             if trig and trig <= set(chars) and trig | others >= set(chars) and not trig & others:
-                by_sig.setdefault((e.dest, a.actions), []).append((e, a))
-    for (dest, actions), pairs in by_sig.items():
+                by_sig.setdefault((e.dest, a.actions, ()), []).append((e, a))
+                other[src] = trig
+    # A guarded twin of a state's fallback (the same characters, its guard tried first:
+    # a block given up that is read on, ``block_rest``) is drawn once from the box too.
+    for e in edges:
+        if _leaving(e, members) and e.alts[0].guards:
+            for a in e.alts[0].arms:
+                if other.get(e.sources[0]) == set(a.triggers()):
+                    by_sig.setdefault((e.dest, a.actions, e.alts[0].guards), []).append((e, a))
+    for (dest, actions, guards), pairs in by_sig.items():
         sources = [e.sources[0] for e, _ in pairs]
         but = tuple(m for m in members if m not in sources)
         if len(sources) < 2 or len(sources) != len(set(sources)) or len(but) > _exceptions_allowed(members):
             continue
-        alts = [Alt((), [a], source=e.sources[0]) for e, a in pairs]
+        alts = [Alt(guards, [a], source=e.sources[0]) for e, a in pairs]
         shared = tuple(x for x in members if x not in but)
         edges.insert(edges.index(pairs[0][0]), Edge(shared, dest, alts, cluster=c.key, but=but, fallback=True))
         for e, a in pairs:
@@ -495,7 +508,9 @@ class _Look:
             # falls back on is in the tooltip (they are the ones its other edges lack).
             n = sum(counts.values())
             count = " " + _font(f"×{n}", _HOT, bold=True) if n else ""
-            text = f"[else] any other character {actions_label(e.alts[0].arms[0].actions)}"
+            guards = e.alts[0].guards
+            when = f"[{', '.join(guards)}]" if guards else "[else]"
+            text = f"{when} any other character {actions_label(e.alts[0].arms[0].actions)}"
             lines.append("<br/>".join(_h(x) for x in _wrap(text, 34)) + count)
         for alt in e.alts:
             if e.fallback:
@@ -708,6 +723,12 @@ def _render(view: View, marks: Marks | None, path_only: bool) -> str:
             leaving.setdefault(src, []).append(e)
     exits = {src: es for src, es in leaving.items() if len(es) > 1}
     unlabelled = {id(e) for es in (*listed.values(), *exits.values()) for e in es}
+    # A dialect box's edge into block_rest is the twin of its edge that gives the block
+    # up (the same characters, ``rest_follows`` tried first, ``enter_rest`` before its
+    # actions): in a view of several dialects their labels, one a box, stacked
+    # (measured with label_overlaps). Unlabelled: the legend says so, the tooltip lists
+    # its rows.
+    unlabelled |= {id(e) for e in edges if e.dest == _REST and e.cluster[len("cluster_"):] in dialect_names}
 
     dot = _Dot()
     sub = "drawn from the declaration the runners are compiled from · regenerate: callsieve diagram"
@@ -863,6 +884,8 @@ HOW_TO_READ: tuple[tuple[str, str], ...] = (
     ("blue", "a complete marker decided it"),
     ("red", "the block is released as text, with a Diagnostic"),
     ("box edge", "an edge from a box's border leaves every state in it, but those it names"),
+    ("box → block_rest", "unlabelled: where a dialect's block is given up, [rest_follows] is tried first and reads "
+                         "it on to its close (enter_rest); the tooltip lists the rows"),
     ("◇ fork", "an opener several dialects share: what follows it decides the dialect"),
     ("[home:s] → s", "a block or shared opener begun in reasoning state s ends back in s: each edge that ends "
                      "one into text (or binds a fork) has such a twin, tried first, not drawn"),

@@ -1,0 +1,266 @@
+"""Issue 23's findings, one example test each, whole and chunked, on both runners,
+strict and lenient: a tolerance's evidence is its own markup (a construct read only by
+a tolerance ends where a real opener of any enabled dialect begins; GLM's value opener
+assumed left out is not swallowed when it is there), harmony's ``<|end|>`` ending a
+recipient message, nested CDATA, a heredoc cut by a markup close, and the rest of a
+block given up part-way (never text once its calls streamed, or under
+``on_malformed="drop"``).
+
+Every test also checks *shown once* (``assert_shown_once``): the raw of the events is
+the input, each streamed call ends once, and none of its markup is text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, strategies as st
+
+import callsieve
+from strategies import any_dialect, calls, chunks, codes, document, run, texts
+from test_shown_once import assert_shown_once
+
+SIZES = [0, 1, 4]
+RUNNERS = ["compiled", "reference"]
+
+
+def parts(doc: str, size: int) -> list[str]:
+    return [doc] if not size else [doc[i : i + size] for i in range(0, len(doc), size)]
+
+
+def each(doc: str, **kw: Any) -> list[list[callsieve.Event]]:
+    """``doc`` read whole and in chunks of 1 and 4, on both runners: the same events
+    every time (chunking does not matter), shown once; the whole-read's events."""
+    first: list[callsieve.Event] | None = None
+    out = []
+    for runner in RUNNERS:
+        for size in SIZES:
+            events = run(parts(doc, size), runner=runner, **kw)
+            assert_shown_once(events, doc)
+            got = (calls(events), texts(events), codes(events), abandoned(events))
+            if first is None:
+                first = events
+            else:
+                assert got == (calls(first), texts(first), codes(first), abandoned(first)), (runner, size)
+            out.append(events)
+    return out
+
+
+def abandoned(events: list[callsieve.Event]) -> list[str]:
+    return [e.raw for e in events if isinstance(e, callsieve.ToolCallAbandoned)]
+
+
+def tools(*names: str) -> list[dict[str, Any]]:
+    props = {"path": {"type": "string"}, "content": {"type": "string"}}
+    return [{"type": "function", "function": {"name": n, "parameters": {"type": "object", "properties": props}}} for n in names]
+
+
+# ---------------------------------------------------------------- a tolerance ends at a real opener
+READ = {"path": "a"}
+WRAPPERLESS = {
+    # (dialect, the tolerated construct (a call without its block), the real block after it)
+    "qwen3_coder": ("<function=write_file><parameter=path>notes.txt</parameter><parameter=content>draft\n",
+                    "<tool_call>\n<function=read_file>\n<parameter=path>\na\n</parameter>\n</function>\n</tool_call>"),
+    "xml": ('<invoke name="write_file"><parameter name="path">x</parameter> then ',
+            '<tool_calls><invoke name="read_file"><parameter name="path">a</parameter></invoke></tool_calls>'),
+    "dsml": ('<｜DSML｜invoke name="write_file"><｜DSML｜parameter name="path" string="true">x</｜DSML｜parameter> then ',
+             '<｜DSML｜tool_calls><｜DSML｜invoke name="read_file"><｜DSML｜parameter name="path" string="true">a'
+             '</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>'),
+}
+
+
+@pytest.mark.parametrize("with_tools", [False, True])
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("dialect", sorted(WRAPPERLESS))
+def test_a_call_without_its_block_ends_where_a_real_block_begins(dialect: str, strict: bool, with_tools: bool) -> None:
+    """Issue 23: ``missing_block_open`` read over the real block after it, and its close
+    as evidence: a ``write_file`` made of prose ran and ``read_file`` was lost. The
+    tolerated construct ends at the real opener; it is no call (text, or abandoned if
+    it had streamed); the real block is its own call. Under strict nothing is
+    tolerated: the same one call."""
+    tolerated, real = WRAPPERLESS[dialect]
+    doc = "To save it I would write " + tolerated + real + " ok"
+    kw: dict[str, Any] = {"strict": strict, "tools": tools("read_file", "write_file") if with_tools else None}
+    for events in each(doc, **kw):
+        assert calls(events) == [("read_file", READ)]
+        assert texts(events).startswith("To save it I would write ") and texts(events).endswith(" ok")
+        assert "missing_block_open" not in codes(events)
+        # the tolerated markup went back as text or on an abandoned call, whole
+        assert tolerated in texts(events) + "".join(abandoned(events))
+
+
+@pytest.mark.parametrize("dialect", sorted(WRAPPERLESS))
+def test_a_call_without_its_block_still_stands_on_its_own_markup(dialect: str) -> None:
+    """The rule takes nothing from the tolerance when its evidence is its own: the same
+    construct closed, with the real block after it, is two calls."""
+    doc = {
+        "qwen3_coder": "I would <function=write_file>\n<parameter=path>\nn\n</parameter>\n</function>\n",
+        "xml": '<invoke name="write_file"><parameter name="path">n</parameter></invoke></tool_calls>\n',  # (its evidence)
+        "dsml": '<｜DSML｜invoke name="write_file"><｜DSML｜parameter name="path" string="true">n</｜DSML｜parameter>'
+                '</｜DSML｜invoke>\n',
+    }[dialect] + WRAPPERLESS[dialect][1]
+    for events in each(doc, tools=tools("read_file", "write_file")):
+        assert calls(events) == [("write_file", {"path": "n"}), ("read_file", READ)]
+        assert codes(events) == ["missing_block_open"]
+    for events in each(doc, tools=tools("read_file", "write_file"), strict=True):
+        assert calls(events) == [("read_file", READ)]
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_glm_value_opener_that_is_there_is_not_swallowed(strict: bool) -> None:
+    """Issue 23: ``</arg_key>x<arg_value>v`` gave the value ``x<arg_value>v`` (the
+    opener assumed left out, then read as data). Text stands between the key and the
+    opener: the block is malformed, its call abandoned."""
+    doc = "<tool_call>f<arg_key>k</arg_key>x<arg_value>v</arg_value></tool_call>"
+    for events in each(doc, dialects=["glm45"], strict=strict):
+        assert calls(events) == [] and texts(events) == ""
+        assert codes(events) == ["malformed_block"]
+        assert abandoned(events) == [doc]
+
+
+def test_glm_value_opener_left_out_is_still_tolerated() -> None:
+    doc = "<tool_call>f<arg_key>k</arg_key>v</arg_value></tool_call>"
+    for events in each(doc, dialects=["glm45"]):
+        assert calls(events) == [("f", {"k": "v"})] and codes(events) == ["missing_value_open"]
+    for events in each(doc, dialects=["glm45"], strict=True):
+        assert calls(events) == [] and codes(events) == ["malformed_block"]
+
+
+# ---------------------------------------------------------------- harmony: <|end|> for <|call|>
+HARMONY_END = ("<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{\"a\": 1}<|end|>"
+               "<|start|>assistant<|channel|>final<|message|>done<|return|>")
+
+
+def test_harmony_recipient_message_ended_by_end_is_a_call_with_a_diagnostic() -> None:
+    """Issue 23: openai_harmony reads a recipient message ended by ``<|end|>`` as the
+    call; the sieve abandoned it and showed its header tokens as text."""
+    for events in each(HARMONY_END, dialects=["harmony"]):
+        assert calls(events) == [("f", {"a": 1})] and texts(events) == "done"
+        assert codes(events) == ["end_instead_of_call"]
+        (d,) = [e for e in events if isinstance(e, callsieve.Diagnostic)]
+        assert HARMONY_END[d.offset :].startswith("<|end|>")
+    for events in each(HARMONY_END, dialects=["harmony"], strict=True):
+        # the format's reading: no call, its markup abandoned (never text)
+        assert calls(events) == [] and texts(events) == "done"
+        assert codes(events) == ["malformed_block"]
+
+
+# ---------------------------------------------------------------- nested CDATA, cut heredoc
+NESTED = '<tool_calls><invoke name="w"><parameter name="c"><![CDATA[<x><![CDATA[in]]></x>]]></parameter></invoke></tool_calls>'
+
+
+def test_nested_cdata_does_not_end_a_value_early() -> None:
+    """Issue 23: the inner section's ``]]>`` ended the value (``<x><![CDATA[in`` plus
+    ``</x>]]>`` as stray text in it). Tolerated: the whole outer section is the value."""
+    for events in each(NESTED, dialects=["xml"]):
+        assert calls(events) == [("w", {"c": "<x><![CDATA[in]]></x>"})]
+        assert codes(events) == ["nested_cdata"]
+    for events in each(NESTED, dialects=["xml"], strict=True):
+        # XML has no nesting: the first ]]> closes the section
+        assert calls(events) == [("w", {"c": "<x><![CDATA[in</x>]]>"})] and codes(events) == []
+
+
+HEREDOC = "<tool_call>\n<function=bash>\n<parameter=cmd>\ncat <<EOF > a.py\nprint(1)\n</parameter>\n</function>\n</tool_call>"
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_heredoc_cut_by_a_markup_close_is_said(strict: bool) -> None:
+    """Issue 23: a ``</parameter>`` inside a heredoc ended the value, and the cut
+    command ran with no Diagnostic. The call stands (the markup says it ends there)
+    and ``unterminated_heredoc`` says the command may be cut."""
+    for events in each(HEREDOC, dialects=["qwen3_coder"], strict=strict):
+        assert calls(events) == [("bash", {"cmd": "cat <<EOF > a.py\nprint(1)"})]
+        assert codes(events) == ["unterminated_heredoc"]
+
+
+@pytest.mark.parametrize("cmd", ["cat <<EOF > a\nx\nEOF", "cat <<-'END' > a\n\tx\n\tEND", "cout << endl;", "a <<< b",
+                                 "x << 'A'\ny\nA\ncat << B\nz\nB"])
+def test_a_closed_heredoc_or_a_shift_is_no_diagnostic(cmd: str) -> None:
+    doc = HEREDOC.replace("cat <<EOF > a.py\nprint(1)", cmd)
+    events = run([doc], dialects=["qwen3_coder"])
+    assert calls(events) == [("bash", {"cmd": cmd})] and codes(events) == []
+
+
+# ---------------------------------------------------------------- the rest of a block given up part-way
+BROKEN = 'A <tool_call>{"name": "f", "arguments": {"a": 1}} junk {"b": 2}}</tool_call> B'
+
+
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("policy", ["text", "drop"])
+def test_the_rest_of_a_block_given_up_is_never_text(policy: str, strict: bool) -> None:
+    """Issue 23: with ``on_malformed="drop"`` (and for a block whose call streamed) what
+    followed the failure up to the block's close reached Text. It is the block's markup:
+    on its abandoned call, to the close."""
+    for events in each(BROKEN, dialects=["hermes"], on_malformed=policy, strict=strict):
+        assert calls(events) == [] and texts(events) == "A  B"
+        assert abandoned(events) == [BROKEN[2:-2]]
+        assert codes(events) == ["malformed_block"]
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_block_given_up_whose_close_never_comes_ends_where_it_failed(strict: bool) -> None:
+    """Without its close before a real opener (or the end), a block read on after
+    failing ends where it failed: what followed is prose again, and the next block its
+    own call."""
+    doc = 'A <tool_call>{"name": "f", "arguments": {"a": 1} junk <tool_call>{"name": "g", "arguments": {}}</tool_call> B'
+    for events in each(doc, dialects=["hermes"], strict=strict):
+        assert calls(events) == [("g", {})] and texts(events) == "A junk  B"
+        assert abandoned(events) == ['<tool_call>{"name": "f", "arguments": {"a": 1} ']
+    cut = 'A <tool_call>{"name": "f", "arguments": {"a": 1} junk and more'
+    for events in each(cut, dialects=["hermes"], strict=strict):
+        assert calls(events) == [] and texts(events) == "A junk and more"
+        assert codes(events) == ["malformed_block"]
+
+
+# ---------------------------------------------------------------- the strict-vs-lenient property
+def spans(events: list[callsieve.Event]) -> list[tuple[str, int, int, bool]]:
+    """Each call's (name, start, end, completed): the span of the input its
+    ``ToolCall``'s (or ``ToolCallAbandoned``'s) raw holds (the events' raws, in order,
+    are the input)."""
+    at, out = 0, []
+    for e in events:
+        if isinstance(e, (callsieve.ToolCall, callsieve.ToolCallAbandoned)):
+            out.append((e.name, at, at + len(e.raw), isinstance(e, callsieve.ToolCall)))
+        at += len(e.raw)
+    return out
+
+
+@st.composite
+def broken_documents(draw: st.DrawFn) -> tuple[str, list[str] | None]:
+    """One or two well-formed documents (of any dialects), then a few characters cut
+    out or a marker's worth of junk put in, anywhere: markup a tolerance may read."""
+    ds = draw(st.lists(any_dialect, min_size=1, max_size=2))
+    doc = "".join(draw(document(d))[0] + draw(st.sampled_from(["", " ", "\n\n", " so "])) for d in ds)
+    for _ in range(draw(st.integers(1, 2))):
+        k = draw(st.integers(0, len(doc)))
+        if draw(st.booleans()):
+            doc = doc[:k] + doc[k + draw(st.integers(1, 14)) :]
+        else:
+            doc = doc[:k] + draw(st.sampled_from(["x", "</", "<", "\n", "]]>", "<tool_call>", "</tool_call>"])) + doc[k:]
+    return doc, draw(st.sampled_from([list(dict.fromkeys(d.name for d in ds)), None]))
+
+
+@given(st.data())
+def test_lenient_yields_every_call_strict_yields_and_only_calls_of_their_own_markup(data: st.DataObject) -> None:
+    """Issue 23, the strict-vs-lenient property: on any document (here: well-formed ones
+    broken anywhere) the lenient sieve yields every call the strict one yields (same
+    name, same place; its arguments differ only where a tolerance says so), never
+    fewer; and a call only the lenient one yields stands on markup of its own: it
+    overlaps no strict call's markup, and a tolerance said what it assumed."""
+    doc, dialects = data.draw(broken_documents())
+    chunked = data.draw(chunks(doc))
+    strict = run(chunked, dialects=dialects, strict=True)
+    lenient = run(chunked, dialects=dialects)
+    assert_shown_once(lenient, doc)
+    assert_shown_once(strict, doc)
+    s_calls = [(n, a, b) for n, a, b, done in spans(strict) if done]
+    l_calls = [(n, a, b) for n, a, b, done in spans(lenient) if done]
+    tolerated = [e for e in lenient if isinstance(e, callsieve.Diagnostic) and e.severity == "tolerated"]
+    by_start = {(n, a): (b, args) for (n, a, b), (_n, args) in zip(l_calls, calls(lenient))}
+    for (name, start, _end), (_name, args) in zip(s_calls, calls(strict)):
+        assert (name, start) in by_start, (name, start, l_calls)
+        assert by_start[(name, start)][1] == args or tolerated
+    for name, start, end in l_calls:
+        if not any((name, start) == (n, a) for n, a, _b in s_calls):
+            assert not any(a < end and start < b for _n, a, b in s_calls), (name, start, end, s_calls)
+            assert tolerated, (name, start, end)
