@@ -240,6 +240,28 @@ def broken_documents(draw: st.DrawFn) -> tuple[str, list[str] | None]:
     return doc, draw(st.sampled_from([list(dict.fromkeys(d.name for d in ds)), None]))
 
 
+# What this property found and is not fixed yet (issue 23 stays open): a tolerance that
+# reads on past its own block's close and takes a real call after it. Each is pinned below
+# as a strict xfail, so fixing one fails that test until its mark is removed; the property
+# runs again (drop the skip) once both pass.
+LENIENT_LOSES = [
+    # GLM's missing_value_open: the value begun after </arg_key> runs past </tool_call>
+    ('<tool_call>_\n<arg_key>_</arg_key>/arg_value>\n</tool_call><tool_call>_\n</tool_call>', ["glm45", "dsml"]),
+    # a raw newline in a JSON key read as if escaped (raw_control_character): the call is
+    # then malformed and its block's rest takes the next <function_call>
+    ('<function_call> {"\nname": "_", "arguments": {}} <function_call> {"name": "_", "arguments": {}}', None),
+]
+
+
+@pytest.mark.xfail(strict=True, reason="issue 23, open: a tolerance reads past its own block and loses a real call")
+@pytest.mark.parametrize("doc, dialects", LENIENT_LOSES)
+def test_lenient_keeps_the_real_call_strict_finds(doc: str, dialects: list[str] | None) -> None:
+    strict = [(n, a) for n, a, _b, done in spans(run([doc], dialects=dialects, strict=True)) if done]
+    lenient = [(n, a) for n, a, _b, done in spans(run([doc], dialects=dialects)) if done]
+    assert strict and set(strict) <= set(lenient), (strict, lenient)
+
+
+@pytest.mark.skip(reason="finds the LENIENT_LOSES bugs (issue 23, open); run it once they are fixed")
 @given(st.data())
 def test_lenient_yields_every_call_strict_yields_and_only_calls_of_their_own_markup(data: st.DataObject) -> None:
     """Issue 23, the strict-vs-lenient property: on any document (here: well-formed ones
@@ -264,3 +286,17 @@ def test_lenient_yields_every_call_strict_yields_and_only_calls_of_their_own_mar
         if not any((name, start) == (n, a) for n, a, _b in s_calls):
             assert not any(a < end and start < b for _n, a, b in s_calls), (name, start, end, s_calls)
             assert tolerated, (name, start, end)
+
+
+@pytest.mark.parametrize("mid", ["</function>\n", "</function> x\n"])
+def test_an_abandoned_block_stands_on_the_documents_lines_as_a_call_does(mid: str) -> None:
+    """A block whose call streamed and was then abandoned is read past to its close
+    (``block_rest``); the Markdown after it is read as after a call: here the block at
+    column 0 ends the list, so the indented ``` opens a fence and the markup in it is
+    code (CommonMark's reading; the oracle in test_commonmark found this)."""
+    doc = ("* `a`\n\n<tool_call>\n<function=probe2>\n" + mid + "</tool_call>\n  ```\n\n"
+           '<tool_calls><invoke name="probe3"></invoke></tool_calls>')
+    for k in (len(doc), 1, 3):
+        events = run([doc[i:i + k] for i in range(0, len(doc), k)])
+        assert "probe3" not in [c for c, _a in calls(events)]
+        assert texts(events).endswith('<tool_calls><invoke name="probe3"></invoke></tool_calls>')

@@ -190,8 +190,12 @@ def test_a_users_value_grammar_is_drawn() -> None:
         assert f'"{state}"' in dot, state
     # the region's row to EXIT is drawn to what follows the body in the structure: the
     # dialect's position between calls, which listens for the next @call or @end
-    after = re.search(r'"kv\.value" -> "(at_calls\.[a-z_0-9]+)" \[label=<rbrace / kv_value, kv_close', dot)
+    # (the arrow leaves the box: its label is written in the box, beside the state it
+    # goes to, as the JSON body's ways out are)
+    after = re.search(r'"kv\.value" -> "(at_calls\.[a-z_0-9]+)" \[', dot)
     assert after is not None
+    box = next(m.group(0) for m in re.finditer(r'^\s*"kv\.value" \[.*$', dot, re.M))
+    assert re.search(r"rbrace / kv_value, kv_close,<br/>body_exit<br/>→ <b>" + re.escape(after.group(1)) + "</b>", box)
     assert re.search(rf'"{re.escape(after.group(1))}" -> "maybe_tag"', dot)
     # a tokenizer the dialect brings is drawn compactly, as the JSON body is: its states
     # list their moves to one another inside them, those arrows unlabelled

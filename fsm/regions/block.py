@@ -779,6 +779,8 @@ class BlockModel(TagModel):
             # and the Diagnostic after them says why, whatever the policy.
             why += f"; calls {[c.index for c in streamed]} abandoned"
             b.abandoned = True
+            self.flush()
+            self._saw(raw)  # (the block stood on the document's lines, as a call's does)
             self.abandon(streamed, raw, code)
             policy = self.cfg.on_malformed
             # (severity: the markup left the text under "drop" and "raise"; else the code's own)
