@@ -169,6 +169,8 @@ def test_inline_code_on_its_line_is_read_by_the_text_run(monkeypatch: pytest.Mon
     an escaped run and a run on an indented line are left to the steps."""
     from callsieve.regions import prose
 
+    if not prose.__file__ or not prose.__file__.endswith(".py"):
+        pytest.skip("the compiled build calls its own _span_close_on_line: a spy on the module cannot see it")
     taken: list[int] = []
     real = prose._span_close_on_line
 

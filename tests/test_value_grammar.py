@@ -206,6 +206,7 @@ def test_a_users_value_grammar_is_drawn() -> None:
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz dot is not installed")
 def test_a_users_value_grammar_is_laid_out_by_graphviz() -> None:
+    pytest.importorskip("graphviz")  # (the `diagrams` extra; a bare install has no layout)
     from callsieve.tools.diagrams import dialect_dot, label_overlaps
 
     dot = dialect_dot([AT_CALLS])
