@@ -432,29 +432,4 @@ def _split_top(p: str, until_close: bool = False) -> list[str]:
 
 def _top_level_bar(p: str) -> bool:
     """Whether ``p`` has an alternation outside every group and class."""
-    depth = 0
-    in_class = False
-    i = 0
-    while i < len(p):
-        c = p[i]
-        if c == "\\":
-            i += 2
-            continue
-        if in_class:
-            if c == "]":
-                in_class = False
-        elif c == "[":
-            in_class = True
-            # A ']' right after '[' or '[^' is a literal member.
-            if p[i + 1 : i + 2] == "^":
-                i += 1
-            if p[i + 1 : i + 2] == "]":
-                i += 1
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "|" and depth == 0:
-            return True
-        i += 1
-    return False
+    return len(_split_top(p)) > 1
