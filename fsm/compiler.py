@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from callsieve.events import Event, Text
 from callsieve.grammar.api import MAX_TAG_CHARS
@@ -74,10 +74,21 @@ class HitIndex:
     """The rows of (``maybe_tag``, trigger) by the held tag's key (``hit_rows``), where a
     step finds them in ``CompiledMachine.steps``."""
 
-    __slots__ = ("by_key",)
+    __slots__ = ("by_key", "by_origin", "other")
 
-    def __init__(self, by_key: dict[str, tuple[Row, ...]]) -> None:
+    def __init__(self, by_key: dict[str, tuple[Row, ...]], dead_names: Sequence[tuple[str, ...]]) -> None:
         self.by_key = by_key
+        # A dead tag (no key) may fire only the rows of no key (``by_key[""]``) that
+        # return to its own origin, or that name no origin. They are chosen here, by the
+        # guards' names, once: not at run time by the rows' identities, which the compiled
+        # build does not keep (mypyc boxes a row tuple afresh each time it reads one).
+        dead = by_key[""]
+        assert len(dead) == len(dead_names)
+        origins = {g[0][len("from:"):] for g in dead_names if g and g[0].startswith("from:")}
+        self.other: tuple[Row, ...] = tuple(r for r, g in zip(dead, dead_names) if not (g and g[0].startswith("from:")))
+        self.by_origin: dict[str, tuple[Row, ...]] = {
+            o: tuple(r for r, g in zip(dead, dead_names) if not (g and g[0].startswith("from:")) or g[0] == "from:" + o)
+            for o in origins}
 
 
 Scanner = Callable[[str, int], int]
@@ -102,13 +113,6 @@ class CompiledMachine:
     #: only those of the held tag's key can fire, so only they are tried (issue 12,
     #: finding 9: a completed tag tried every marker's row in turn).
     hit_rows: dict[tuple[str, str], tuple[int, int, dict[str, tuple[Row, ...]]]] = field(default_factory=dict)
-    #: id of a row whose first guard is a return guard (``from:ORIGIN``: the held tag
-    #: came from that state) → that origin. A dead tag is tried against one return row
-    #: per origin state; only its own origin's can fire, so the others are left out.
-    row_origin: dict[int, str] = field(default_factory=dict)
-    #: (state, trigger, origin, after a failed first loop) → the rows a dead tag from that
-    #: origin may fire: filled on first use.
-    picked: dict[tuple[str, str, str, bool], tuple[Row, ...]] = field(default_factory=dict)
     #: state → its state run (``Region.state_runs``): tried before the state's bulk
     #: rule, it may read through several states at once.
     state_runs: dict[str, Callable[[Context, str, int], int]] = field(default_factory=dict)
@@ -180,10 +184,6 @@ def compile_machine(composed: Machine) -> CompiledMachine:
             index = _hit_index(named, frozen[state][trigger])
             if index is not None:
                 hit_rows[(state, trigger)] = index
-    row_origin = {id(row): guards[0][len("from:"):]
-                  for state, by in names.items() for trigger, named in by.items()
-                  for (guards, _a, _d), row in zip(named, frozen[state][trigger])
-                  if (state, trigger) in hit_rows and guards and guards[0].startswith("from:")}
     state_runs = {state: getattr(model, method) for state, method in decl.state_runs.items()}
     # Where the runner has seen a first loop's guards fail on a character, its row (the
     # first on every class, ``_first_loop``) would fail again: the step starts after it.
@@ -200,10 +200,12 @@ def compile_machine(composed: Machine) -> CompiledMachine:
                 assert start > 0  # (each key's rows begin with the rows before the hit rows: the loop's first)
                 hit_rows_rest[(state, t)] = (start, end, {k: rows[1:] for k, rows in full.items()})
     steps: dict[str, dict[str, tuple[Row, ...] | HitIndex]] = {
-        s: {t: HitIndex(hit_rows[(s, t)][2]) if (s, t) in hit_rows else rows for t, rows in by.items()}
+        s: {t: HitIndex(hit_rows[(s, t)][2], _dead_names(names[s][t], hit_rows[(s, t)])) if (s, t) in hit_rows else rows
+            for t, rows in by.items()}
         for s, by in frozen.items()}
     steps_rest: dict[str, dict[str, tuple[Row, ...] | HitIndex]] = {
-        s: {t: HitIndex(hit_rows_rest[(s, t)][2]) if (s, t) in hit_rows_rest else rows for t, rows in by.items()}
+        s: {t: HitIndex(hit_rows_rest[(s, t)][2], _dead_names(names[s][t], hit_rows_rest[(s, t)])[1:])
+            if (s, t) in hit_rows_rest else rows for t, rows in by.items()}
         for s, by in rest.items()}
     fires: dict[str, dict[str, tuple[tuple[Callable[[Context, str], None], ...], str]]] = {}
     for s, step_rows in steps_rest.items():
@@ -220,7 +222,7 @@ def compile_machine(composed: Machine) -> CompiledMachine:
     direct_loops = {s: loop for s, loop in first_loops.items()
                     if loop.guard_run is not None and s not in state_runs and s not in bulk}
     return CompiledMachine(frozen, bulk, decl.initial, decl.class_of(), first_loops, hit_rows=hit_rows,
-                           state_runs=state_runs, row_origin=row_origin, direct_loops=direct_loops, steps=steps,
+                           state_runs=state_runs, direct_loops=direct_loops, steps=steps,
                            steps_rest={**steps, **steps_rest},
                            plans={s: (state_runs.get(s), bulk.get(s)) for s in frozen}, fires=fires,
                            simple={s: {t: (rows[0][1], rows[0][2], direct_loops.get(rows[0][2]),
@@ -240,6 +242,14 @@ def _enter_run(model: type, actions: tuple[str, ...], loop: "GuardedLoop | None"
         return None
     enter: Callable[[Context, str, int], int] | None = getattr(model, actions[0] + "_enter", None)
     return enter
+
+
+def _dead_names(named: list[tuple[tuple[str, ...], tuple[str, ...], str]],
+                index: tuple[int, int, dict[str, tuple[Row, ...]]]) -> list[tuple[str, ...]]:
+    """The guards' names of the rows a dead tag may fire (``by_key[""]``: those before
+    and after the hit rows), in their order."""
+    start, end, _full = index
+    return [g for g, _a, _d in named[:start] + named[end:]]
 
 
 def _hit_index(named: list[tuple[tuple[str, ...], tuple[str, ...], str]],
@@ -455,14 +465,7 @@ class CompiledRunner:
             if key:
                 rows = by_key.get(key) or by_key[""]
             else:
-                origin = ctx.origin
-                pick = (state, trigger, origin, after_loop)
-                picked = c.picked.get(pick)
-                if picked is None:
-                    origin_of = c.row_origin
-                    picked = tuple(r for r in by_key[""] if origin_of.get(id(r), origin) == origin)
-                    c.picked[pick] = picked
-                rows = picked
+                rows = got.by_origin.get(ctx.origin, got.other)
         for guards, actions, dest in rows:
             for g, target in guards:
                 if g(ctx, ch) != target:

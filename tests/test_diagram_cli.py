@@ -172,7 +172,7 @@ def test_outside_a_checkout_check_and_write_ask_for_out_and_write_nothing(
     monkeypatch.chdir(tmp_path)
     assert cli_main(["diagram", "--check"]) == 2
     err = capsys.readouterr().err
-    assert err == ("callsieve diagram: error: --check compares the diagrams committed in a callsieve checkout, and "
+    assert err == ("callsieve diagram: error: --check compares the diagrams drawn in a callsieve checkout, and "
                    "this callsieve is installed, not run from one: give --out DIR to check a folder you wrote\n")
     assert cli_main(["diagram", "--dialect", "hermes"]) == 2
     assert "give --out DIR (where to write the diagrams), or --out - to print the dot text" in capsys.readouterr().err
@@ -184,7 +184,7 @@ def test_outside_a_checkout_check_and_write_ask_for_out_and_write_nothing(
     capsys.readouterr()
     assert cli_main(["diagram", "--dialect", "hermes", "--out", "mine", "--check"]) == 1
     err = capsys.readouterr().err
-    assert "mine/dialect-hermes.dot is stale" in err and "regenerate with: callsieve diagram --out mine" in err
+    assert "mine/dialect-hermes.dot is stale" in err and "redraw with: callsieve diagram --out mine" in err
     assert "commit" not in err
 
 

@@ -155,3 +155,54 @@ def test_a_word_cut_after_its_first_letter_is_kept_back_without_the_table() -> N
     events = s.feed("Now ") + s.feed("is f") + s.feed("unc") + s.feed('tools[{"name": "g", "arguments": {}}]') + s.close()
     assert [(e.name, e.dialect) for e in events if isinstance(e, callsieve.ToolCall)] == [("g", "phi4_mini")]
     assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == "Now is "
+
+
+def test_a_dead_tag_tries_the_return_rows_of_its_own_origin_and_every_other_common_row() -> None:
+    """Regression (CI, compiled build only, at random: "no transition from maybe_tag"):
+    the compiled runner chose the rows a dead tag (a held tag no marker takes) may fire
+    by ``id()`` of each row, and mypyc boxes a row tuple afresh each time it is read, so
+    a freed id reused could drop the one row that returns to the tag's origin. They are
+    chosen per origin when the table is compiled, by the guards' names: here, for every
+    state the held tag may come from, those rows are exactly the rows of no key that
+    name no origin or name that one, in order."""
+    from callsieve.compiler import HitIndex
+    from callsieve.sieve import compiled
+
+    s = callsieve.Sieve()
+    c = compiled(s.machine)
+    states = set(s.machine.decl.state_names())
+
+    def origin(row: Any) -> str | None:
+        guards = row[0]
+        name = getattr(guards[0][0], "__name__", "") if guards else ""
+        return name[len("from:"):] if name.startswith("from:") else None
+
+    indexes = [got for steps in (c.steps, c.steps_rest) for by in steps.values() for got in by.values()
+               if isinstance(got, HitIndex)]
+    assert indexes, "no hit index: the test reads nothing"
+    returns = 0
+    for got in indexes:
+        dead = got.by_key[""]
+        for o in states:
+            want = tuple(r for r in dead if origin(r) in (None, o))
+            assert got.by_origin.get(o, got.other) == want
+            returns += any(origin(r) == o for r in want)
+    assert returns, "no return row by origin: the test reads nothing"
+
+
+@pytest.mark.parametrize("dialects", [None, ["glm45"], ["qwen3_coder", "hermes", "glm45"]],
+                         ids=["every-dialect", "glm45", "tool_call-fork"])
+def test_a_held_tags_rows_are_indexed_by_its_marker_with_every_dialect(dialects: list[str] | None) -> None:
+    """Regression: a row a given-up block reads on from (``block_rest``) was guarded by
+    ``rest_follows`` before its marker hit, so no row of ``maybe_tag`` was indexed by the
+    held tag's marker and every completed tag tried the rows one by one (2,074 with every
+    dialect: the default ``Sieve()``), with GLM in the set."""
+    from callsieve.compiler import HitIndex
+    from callsieve.sieve import compiled
+
+    s = callsieve.Sieve(dialects=dialects)
+    c = compiled(s.machine)
+    for trigger in ("lt", "gt"):
+        got = c.steps["maybe_tag"][trigger]
+        assert isinstance(got, HitIndex), f"maybe_tag on {trigger}: {len(got)} rows tried one by one"
+        assert max(len(rows) for rows in got.by_key.values()) < len(c.table["maybe_tag"][trigger]) / 2

@@ -464,17 +464,16 @@ def test_strict_is_a_typed_option() -> None:
 
 
 def test_the_diagrams_draw_the_tolerated_paths() -> None:
-    from pathlib import Path
+    from callsieve.tools.diagrams import dialect_dot
 
-    root = Path(__file__).resolve().parent.parent / "diagrams"
-    dsml = (root / "dialect-dsml.dot").read_text(encoding="utf-8")
-    qwen = (root / "dialect-qwen3_coder.dot").read_text(encoding="utf-8")
+    dsml = dialect_dot(["dsml"])
+    qwen = dialect_dot(["qwen3_coder"])
     assert "~DSML~invoke" in dsml and "~DSML~tool_calls" in dsml  # the variants' own edges
     assert "dsml.bare." in dsml
     assert "imply_value_close" in qwen and "implied_ok" in qwen and "value_quote" in qwen
     assert "qwen3_coder.bare." in qwen
-    glm = (root / "dialect-glm45.dot").read_text(encoding="utf-8")
-    xml = (root / "dialect-xml.dot").read_text(encoding="utf-8")
+    glm = dialect_dot(["glm45"])
+    xml = dialect_dot(["xml"])
     assert "~&lt;/arg_key&gt;&lt;arg_value&gt;" in glm  # doubled_key_close
     assert "xml.bare." in xml  # gateway XML without <tool_calls>
     assert "~&lt;&lt;｜DSML｜function_calls&gt;" in dsml  # doubled_lt

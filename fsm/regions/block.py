@@ -1067,7 +1067,10 @@ def rest_rows(rules: list[Any]) -> list[Rule]:
     out: list[Rule] = []
     for r in rules:
         if isinstance(r, Rule) and r.dest == "text" and any(a in GIVES_UP for a in r.actions):
-            out.append(Rule(r.source, r.triggers, REST_STATE, ("enter_rest",) + r.actions, ("rest_follows",) + r.guards,
+            # ``rest_follows`` after the row's own guards: a held tag's rows are indexed by
+            # their first guard, the marker hit (``compiler._hit_index``); one row led by
+            # another guard would leave every row of the state unindexed.
+            out.append(Rule(r.source, r.triggers, REST_STATE, ("enter_rest",) + r.actions, r.guards + ("rest_follows",),
                             r.rank - 1e-6))
     return out
 

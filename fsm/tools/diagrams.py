@@ -7,10 +7,11 @@ reading (:mod:`callsieve.tools.diagrams_dot` says how, and each picture's legend
 
 Views: ``overview`` (every built-in dialect), ``dialect-NAME`` (the machine that dialect
 alone composes) and ``opener-NAME`` (the dialects sharing an opener, and the ``fork``
-that decides between them). ``diagrams/`` holds each as ``.dot`` and ``.svg`` plus a
-generated ``README.md`` index. The ``.dot`` text is deterministic and is what
-``--check`` compares; SVG bytes depend on the ``dot`` version, so they are regenerated
-alongside but not compared.
+that decides between them). Each is written as ``.dot`` and ``.svg``, with a generated
+``README.md`` index, into a clone's ``diagrams/`` (not committed: drawn on demand, as a
+reviewer or CI needs them) or ``--out DIR``. The ``.dot`` text is deterministic and is
+what ``--check`` compares; SVG bytes depend on the ``dot`` version, so they are
+regenerated alongside but not compared.
 
 Your own dialect: ``render_dot(view_of([my_dialect]))`` or ``dialect_dot([my_dialect])``.
 
@@ -124,8 +125,7 @@ def render_bytes(dot_source: str, fmt: str) -> bytes:
 
 def checkout_diagrams() -> Path | None:
     """``diagrams/`` of the source checkout this package runs from (an editable install
-    of a clone), or None: an installed callsieve has no committed diagrams to compare
-    with or to write over."""
+    of a clone), or None: an installed callsieve has no checkout to draw into."""
     root = Path(__file__).resolve().parent.parent.parent
     if (root / "pyproject.toml").is_file() and (root / "fsm").is_dir():
         return root / "diagrams"
@@ -322,7 +322,7 @@ def _run(args: argparse.Namespace) -> int:
     elif committed is not None:
         out = committed
     elif args.check:
-        raise UsageError("--check compares the diagrams committed in a callsieve checkout, and this callsieve "
+        raise UsageError("--check compares the diagrams drawn in a callsieve checkout, and this callsieve "
                          "is installed, not run from one: give --out DIR to check a folder you wrote")
     elif args.out != "-":
         raise UsageError("this callsieve is installed, not run from a checkout: give --out DIR (where to write "
@@ -335,9 +335,9 @@ def _run(args: argparse.Namespace) -> int:
             print(f"callsieve diagram --check: {problem}", file=sys.stderr)
         if problems:
             if committed is not None and out.resolve() == committed.resolve():
-                print("regenerate with: callsieve diagram   (then commit diagrams/)", file=sys.stderr)
+                print("redraw with: callsieve diagram", file=sys.stderr)
             else:
-                print(f"regenerate with: callsieve diagram --out {_shown(out)}", file=sys.stderr)
+                print(f"redraw with: callsieve diagram --out {_shown(out)}", file=sys.stderr)
             return 1
         print(f"callsieve diagram --check: {len(vs)} diagram(s) in {_shown(out)} are up to date")
         return 0
