@@ -38,7 +38,8 @@ from typing import Any, Callable, Sequence
 from callsieve.events import Event, Text
 from callsieve.grammar.api import MAX_TAG_CHARS
 from callsieve.grammar.states import EOF_TRIGGER, OTHER, OVERFLOW
-from callsieve.machine import Machine, build_machine
+from callsieve.declare import Declaration
+from callsieve.machine import Machine
 from callsieve.matcher import Matcher
 from callsieve.regions import SAW_TRIM_AT
 from callsieve.regions.engine import EngineModel as Context
@@ -148,40 +149,82 @@ class CompiledMachine:
         return sc
 
 
+#: A row by the names of its guards, actions and destination (the declaration's form).
+Named = tuple[tuple[str, ...], tuple[str, ...], str]
+
+
+def declared_rows(decl: Declaration) -> dict[str, dict[str, list[Named]]]:
+    """state → trigger → the names of its rows (guards, actions, dest), in the order they
+    are tried: exactly what ``transitions`` holds in ``events[trigger].transitions[state]``
+    for the machine :func:`~callsieve.machine.build_machine` builds from ``decl`` (its
+    rows added in ``decl.ordered()``; each trigger's event made at its first row, a
+    state's list at its first row on that trigger), with the keys in that order too.
+    Read from the declaration: the compiled runner never runs that machine, and building
+    it (some 39,000 rows with every dialect) cost more than all the rest of compiling.
+    ``tests/test_differential.py`` holds the two equal."""
+    names: dict[str, dict[str, list[Named]]] = {s: {} for s in decl.state_names()}
+    first_seen: dict[str, int] = {}  # trigger → when its event was made
+    source = trigger = ""
+    rows: list[Named] = []
+    for t in decl.ordered():  # (sorted by state and trigger: each pair's rows are one run)
+        if t.trigger != trigger or t.source != source:
+            source, trigger = t.source, t.trigger
+            rows = names[source][trigger] = []
+            first_seen.setdefault(trigger, len(first_seen))
+        rows.append((t.guards, t.actions, t.dest))
+    return {s: {k: by[k] for k in sorted(by, key=first_seen.__getitem__)} for s, by in names.items()}
+
+
 def compile_machine(composed: Machine) -> CompiledMachine:
-    """Read the machine's events into a dispatch table and derive bulk-scan rules."""
+    """Read the machine's rows into a dispatch table and derive bulk-scan rules.
+
+    Equal rows, and equal lists of rows, are made once and shared (``maybe_tag`` has the
+    same ~2,000 rows on every character class), and so is everything derived from a list
+    (its hit index, the list past its first loop): read only, they are the same
+    whichever (state, trigger) they are reached from."""
     decl = composed.decl
     model = composed.model
-    machine = build_machine(decl, None)
-    table: dict[str, dict[str, list[Row]]] = {s: {} for s in decl.state_names()}
-    names: dict[str, dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]]] = {
-        s: {} for s in decl.state_names()
-    }
-    for trigger, event in machine.events.items():
-        for source, transitions in event.transitions.items():
-            for tr in transitions:
-                guards = tuple((getattr(model, c.func), bool(c.target)) for c in tr.conditions)
-                actions = tuple(getattr(model, a) for a in tr.before)
-                dest = tr.dest if tr.dest is not None else source
-                table[source].setdefault(trigger, []).append((guards, actions, dest))
-                names[source].setdefault(trigger, []).append(
-                    (tuple(c.func for c in tr.conditions), tuple(tr.before), dest)
-                )
-    frozen = {s: {t: tuple(rows) for t, rows in by.items()} for s, by in table.items()}
+    names = declared_rows(decl)
+    char_triggers = decl.char_triggers
+    callbacks: dict[str, Any] = {}
+    made: dict[Named, Row] = {}
+    lists: dict[tuple[Named, ...], tuple[Row, ...]] = {}
+    frozen: dict[str, dict[str, tuple[Row, ...]]] = {}
+    for state, by in names.items():
+        frozen[state] = {}
+        for trigger, named in by.items():
+            key = tuple(named)
+            got = lists.get(key)
+            if got is None:
+                out: list[Row] = []
+                for nr in named:
+                    row = made.get(nr)
+                    if row is None:
+                        g, a, d = nr
+                        row = made[nr] = (tuple((_callback(model, callbacks, c), True) for c in g),
+                                          tuple(_callback(model, callbacks, x) for x in a), d)
+                    out.append(row)
+                got = lists[key] = tuple(out)
+            frozen[state][trigger] = got
     bulk: dict[str, BulkRule] = {}
     for state, by_trigger in names.items():
-        rule = _bulk_rule(state, by_trigger, decl.char_triggers, decl.classes, model, decl.run_forms)
+        rule = _bulk_rule(state, by_trigger, char_triggers, decl.classes, model, decl.run_forms)
         if rule is not None:
             bulk[state] = rule
     first_loops = {}
     for state in frozen:
-        loop = _first_loop(state, frozen[state], names[state], decl.char_triggers, model)
+        loop = _first_loop(state, frozen[state], names[state], char_triggers, model)
         if loop is not None:
             first_loops[state] = loop
+    # (keyed by the identity of a shared list of rows: one answer per distinct list)
+    indexed: dict[int, tuple[int, int, dict[str, tuple[Row, ...]]] | None] = {}
     hit_rows = {}
     for state, by in names.items():
         for trigger, named in by.items():
-            index = _hit_index(named, frozen[state][trigger])
+            rows = frozen[state][trigger]
+            if id(rows) not in indexed:
+                indexed[id(rows)] = _hit_index(named, rows)
+            index = indexed[id(rows)]
             if index is not None:
                 hit_rows[(state, trigger)] = index
     state_runs = {state: getattr(model, method) for state, method in decl.state_runs.items()}
@@ -189,33 +232,53 @@ def compile_machine(composed: Machine) -> CompiledMachine:
     # first on every class, ``_first_loop``) would fail again: the step starts after it.
     rest: dict[str, dict[str, tuple[Row, ...]]] = {}
     hit_rows_rest = {}
+    past_first: dict[int, tuple[Row, ...]] = {}
+    indexed_rest: dict[int, tuple[int, int, dict[str, tuple[Row, ...]]]] = {}
     for state, loop in first_loops.items():
         rows_of = frozen[state]
-        assert all(rows[0] == (loop.guards, loop.actions, loop.dest) for t, rows in rows_of.items() if t in decl.char_triggers)
-        rest[state] = {t: rows[1:] if t in decl.char_triggers else rows for t, rows in rows_of.items()}
-        for t in decl.char_triggers:
+        assert all(rows[0] == (loop.guards, loop.actions, loop.dest) for t, rows in rows_of.items() if t in char_triggers)
+        rest[state] = {}
+        for t, rows in rows_of.items():
+            if t in char_triggers:
+                if id(rows) not in past_first:
+                    past_first[id(rows)] = rows[1:]
+                rest[state][t] = past_first[id(rows)]
+            else:
+                rest[state][t] = rows
+        for t in char_triggers:
             index = hit_rows.get((state, t))
             if index is not None:
                 start, end, full = index
                 assert start > 0  # (each key's rows begin with the rows before the hit rows: the loop's first)
-                hit_rows_rest[(state, t)] = (start, end, {k: rows[1:] for k, rows in full.items()})
-    steps: dict[str, dict[str, tuple[Row, ...] | HitIndex]] = {
-        s: {t: HitIndex(hit_rows[(s, t)][2], _dead_names(names[s][t], hit_rows[(s, t)])) if (s, t) in hit_rows else rows
-            for t, rows in by.items()}
-        for s, by in frozen.items()}
-    steps_rest: dict[str, dict[str, tuple[Row, ...] | HitIndex]] = {
-        s: {t: HitIndex(hit_rows_rest[(s, t)][2], _dead_names(names[s][t], hit_rows_rest[(s, t)])[1:])
-            if (s, t) in hit_rows_rest else rows for t, rows in by.items()}
-        for s, by in rest.items()}
+                if id(full) not in indexed_rest:
+                    indexed_rest[id(full)] = (start, end, {k: rows[1:] for k, rows in full.items()})
+                hit_rows_rest[(state, t)] = indexed_rest[id(full)]
+    hit_indexes: dict[tuple[int, int], HitIndex] = {}
+    steps: dict[str, dict[str, tuple[Row, ...] | HitIndex]] = {}
+    for s, rows_by in frozen.items():
+        steps[s] = {}
+        for t, step in rows_by.items():
+            index = hit_rows.get((s, t))
+            steps[s][t] = step if index is None else _shared_index(hit_indexes, index, names[s][t], 0)
+    steps_rest: dict[str, dict[str, tuple[Row, ...] | HitIndex]] = {}
+    for s, rows_by in rest.items():
+        steps_rest[s] = {}
+        for t, step in rows_by.items():
+            index = hit_rows_rest.get((s, t))
+            steps_rest[s][t] = step if index is None else _shared_index(hit_indexes, index, names[s][t], 1)
     fires: dict[str, dict[str, tuple[tuple[Callable[[Context, str], None], ...], str]]] = {}
+    firsts: dict[int, dict[str, tuple[tuple[Callable[[Context, str], None], ...], str]]] = {}
     for s, step_rows in steps_rest.items():
         common: dict[str, tuple[tuple[Callable[[Context, str], None], ...], str]] | None = None
-        for t in decl.char_triggers:
-            got = step_rows.get(t)
-            if not isinstance(got, HitIndex):
+        for t in char_triggers:
+            got_rows = step_rows.get(t)
+            if not isinstance(got_rows, HitIndex):
                 common = None
                 break
-            here = {k: (rows[0][1], rows[0][2]) for k, rows in got.by_key.items() if k and rows and not rows[0][0]}
+            if id(got_rows) not in firsts:
+                firsts[id(got_rows)] = {k: (rows[0][1], rows[0][2]) for k, rows in got_rows.by_key.items()
+                                        if k and rows and not rows[0][0]}
+            here = firsts[id(got_rows)]
             common = here if common is None else {k: v for k, v in common.items() if here.get(k) == v}
         if common:
             fires[s] = common
@@ -230,6 +293,25 @@ def compile_machine(composed: Machine) -> CompiledMachine:
                                        for t, rows in by.items()
                                        if len(rows) == 1 and not rows[0][0] and (s, t) not in hit_rows}
                                    for s, by in frozen.items()})
+
+
+def _callback(model: type, made: dict[str, Any], name: str) -> Any:
+    """The model's guard or action ``name`` (looked up once per name)."""
+    got = made.get(name)
+    if got is None:
+        got = made[name] = getattr(model, name)
+    return got
+
+
+def _shared_index(made: dict[tuple[int, int], HitIndex], index: tuple[int, int, dict[str, tuple[Row, ...]]],
+                  named: list[Named], skip: int) -> HitIndex:
+    """The :class:`HitIndex` of ``index`` (of the rows ``named``, their first ``skip`` left
+    out), made once per index."""
+    key = (id(index), skip)
+    got = made.get(key)
+    if got is None:
+        got = made[key] = HitIndex(index[2], _dead_names(named, index)[skip:])
+    return got
 
 
 def _enter_run(model: type, actions: tuple[str, ...], loop: "GuardedLoop | None") -> Callable[[Context, str, int], int] | None:

@@ -9,6 +9,8 @@ run forms present, no rank tie, every state reachable, no dead end.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
+from operator import attrgetter
 
 from callsieve.grammar.errors import GrammarError
 from callsieve.grammar.states import CLASSES, EOF_TRIGGER, OTHER, OVERFLOW, RUN_FORMS, StateDecl, Transition
@@ -45,9 +47,19 @@ class Declaration:
 
     def ordered(self) -> list[Transition]:
         """Transitions sorted by (source, trigger, rank): the order guards are tried in."""
+        return list(self._ordered)
+
+    @cached_property
+    def _ordered(self) -> tuple[Transition, ...]:
+        # (sorted once: validation, both runners and the diagrams each read the order,
+        # some 39,000 rows with every dialect; the keys made by C-level maps, not a
+        # Python function per row)
         order = {s.name: i for i, s in enumerate(self.states)}
         trig = {t: i for i, t in enumerate(self.char_triggers + (EOF_TRIGGER, OVERFLOW))}
-        return sorted(self.transitions, key=lambda t: (order[t.source], trig[t.trigger], t.rank))
+        rows = self.transitions
+        keys = list(zip(map(order.__getitem__, map(attrgetter("source"), rows)),
+                        map(trig.__getitem__, map(attrgetter("trigger"), rows)), map(attrgetter("rank"), rows)))
+        return tuple(rows[i] for i in sorted(range(len(rows)), key=keys.__getitem__))
 
 
 def validate(decl: Declaration, model: type) -> None:
@@ -57,22 +69,30 @@ def validate(decl: Declaration, model: type) -> None:
         raise GrammarError("a state is declared twice")
     if decl.initial not in names:
         raise GrammarError(f"initial state {decl.initial!r} is not declared")
-    all_triggers = decl.char_triggers + (EOF_TRIGGER, OVERFLOW)
+    all_triggers = frozenset(decl.char_triggers + (EOF_TRIGGER, OVERFLOW))
     by_pair: dict[tuple[str, str], list[Transition]] = {}
+    # (the callbacks of each distinct (guards, actions) checked once: some 39,000 rows
+    # with every dialect name a few hundred callbacks; the rows come sorted by source
+    # and trigger, so each pair's rows are one run)
+    # (rows expanded from one rule share its guards and actions tuples: checked by the
+    # tuples' identities, alive in the declaration while this runs)
+    checked: set[tuple[int, int]] = set()
+    pair: tuple[str, str] = ("", "")
+    rows: list[Transition] = []
     for t in decl.ordered():
-        where = f"transition {t.source} --{t.trigger}--> {t.dest}"
         if t.source not in names or t.dest not in names:
             missing = t.source if t.source not in names else t.dest
-            raise GrammarError(f"{where}: unknown state {missing!r}")
+            raise GrammarError(f"transition {t.source} --{t.trigger}--> {t.dest}: unknown state {missing!r}")
         if t.trigger not in all_triggers:
-            raise GrammarError(f"{where}: unknown trigger {t.trigger!r}")
-        for name in t.guards + t.actions:
-            if not callable(getattr(model, name, None)):
-                raise GrammarError(f"{where}: the model has no callback {name!r}")
-        for a in t.actions:
-            if a in decl.run_forms and not callable(getattr(model, decl.run_forms[a], None)):
-                raise GrammarError(f"{where}: run form {decl.run_forms[a]!r} of {a!r} is missing")
-        by_pair.setdefault((t.source, t.trigger), []).append(t)
+            raise GrammarError(f"transition {t.source} --{t.trigger}--> {t.dest}: unknown trigger {t.trigger!r}")
+        calls = (id(t.guards), id(t.actions))
+        if calls not in checked:
+            _check_callbacks(t, model, decl.run_forms)
+            checked.add(calls)
+        if t.source != pair[0] or t.trigger != pair[1]:
+            pair = (t.source, t.trigger)
+            rows = by_pair.setdefault(pair, [])
+        rows.append(t)
     for state, method in decl.state_runs.items():
         if state not in names:
             raise GrammarError(f"state run {method!r}: unknown state {state!r}")
@@ -108,16 +128,25 @@ def validate(decl: Declaration, model: type) -> None:
     _check_reachable(decl)
 
 
+def _check_callbacks(t: Transition, model: type, run_forms: dict[str, str]) -> None:
+    """The model has each guard and action ``t`` names, and each action's run form."""
+    for name in t.guards + t.actions:
+        if not callable(getattr(model, name, None)):
+            raise GrammarError(f"transition {t.source} --{t.trigger}--> {t.dest}: the model has no callback {name!r}")
+    for a in t.actions:
+        if a in run_forms and not callable(getattr(model, run_forms[a], None)):
+            raise GrammarError(f"transition {t.source} --{t.trigger}--> {t.dest}: run form {run_forms[a]!r} of {a!r} is missing")
+
+
 def _check_reachable(decl: Declaration) -> None:
     """Every state reachable from the initial one (or from ``in_reasoning``, where a
     sieve may start), and every state able to get back to ``text`` without ``eof``."""
     succ: dict[str, set[str]] = {s.name: set() for s in decl.states}
     pred: dict[str, set[str]] = {s.name: set() for s in decl.states}
-    for t in decl.transitions:
-        if t.trigger in (EOF_TRIGGER, OVERFLOW):
-            continue
-        succ[t.source].add(t.dest)
-        pred[t.dest].add(t.source)
+    # (each edge once: some 39,000 rows with every dialect join a few thousand pairs)
+    for source, dest in {(t.source, t.dest) for t in decl.transitions if t.trigger not in (EOF_TRIGGER, OVERFLOW)}:
+        succ[source].add(dest)
+        pred[dest].add(source)
     starts = {decl.initial, *decl.entries} | ({"in_reasoning"} if "in_reasoning" in succ else set())
     seen = _closure(starts, succ)
     unreachable = [s.name for s in decl.states if s.name not in seen]

@@ -888,7 +888,8 @@ class _Composer:
             self.rules += on(state, [cls], dest, *actions, when=[g, cg] if g else [cg], rank=20 + k)
         if REST_STATE in names:
             self.rules += rest_rows(self.rules)  # (after every row that gives a block up is made)
-        transitions = _back_home(_expand(self.rules, triggers, start_classes), self.states, self._homes(),
+        homes = self._homes()
+        transitions = _back_home(_expand(self.rules, triggers, start_classes, 8 if homes else 1), self.states, homes,
                                  {layout.dialect.name for layout in layouts}, self.guards)
         # (a prompt that may have ended inside a header is listened for first; what is
         # no header goes on to where a block its own body opens, if one is enabled)
@@ -1035,14 +1036,24 @@ def tag_region() -> Region:
     return Region("tag", tag.STATES, tag.RULES, None)
 
 
-def _expand(rules: Iterable[Rule | Transition], triggers: tuple[str, ...], start: dict[str, tuple[str, ...]]) -> list[Transition]:
+def _expand(rules: Iterable[Rule | Transition], triggers: tuple[str, ...], start: dict[str, tuple[str, ...]],
+            scale: int = 1) -> list[Transition]:
+    """The rules as transitions, one per trigger, their ranks times ``scale`` (``_back_home``
+    makes room before each row; scaled here, each row is made once)."""
     out: list[Transition] = []
+    # (the rules share a few trigger sets: ``maybe_tag``'s ~2,000 hit rules are all ALL)
+    expanded: dict[tuple[Triggers, tuple[str, ...]], tuple[str, ...]] = {}
     for r in rules:
         if isinstance(r, Transition):
-            out.append(r)
+            out.append(r if scale == 1 else replace(r, rank=r.rank * scale))
             continue
-        for t in r.triggers.expand(triggers, start.get(r.source, ())):
-            out.append(Transition(t, r.source, r.dest, r.guards, r.actions, r.rank))
+        rank = r.rank * scale
+        key = (r.triggers, start.get(r.source, ()))
+        got = expanded.get(key)
+        if got is None:
+            got = expanded[key] = r.triggers.expand(triggers, key[1])
+        for t in got:
+            out.append(Transition(t, r.source, r.dest, r.guards, r.actions, rank))
     return out
 
 
@@ -1073,7 +1084,8 @@ def _back_home(transitions: list[Transition], states: list[StateDecl], homes: di
     state (its first guard names that origin), or is ``maybe_tag``'s fallback (a dead
     tag where only markup may stand). The block is a dialect's where the state (or the
     origin's scope) is one of its own; the engine's shared states may hold any block.
-    Ranks are scaled so that the twins fit before the rows they copy."""
+    ``transitions`` come with their ranks scaled by 8 (``_expand``), so that the twins fit
+    before the rows they copy."""
     if not homes:
         return transitions
     owner = {s.name: s.owner for s in states if s.in_block}
@@ -1082,7 +1094,7 @@ def _back_home(transitions: list[Transition], states: list[StateDecl], homes: di
         guards[f"home:{r}"] = generated.home_guard(r)
     out: list[Transition] = []
     for t in transitions:
-        out.append(Transition(t.trigger, t.source, t.dest, t.guards, t.actions, t.rank * 8))
+        out.append(t)
         whose = _block_ended(t, owner, dialects) if t.dest == "text" else None
         if whose is None:
             continue
@@ -1090,7 +1102,7 @@ def _back_home(transitions: list[Transition], states: list[StateDecl], homes: di
         for k, (r, ds) in enumerate(homes.items()):
             if not whose or whose in ds:
                 out.append(Transition(t.trigger, t.source, r, t.guards + (f"home:{r}",), t.actions + eof,
-                                      t.rank * 8 - 1 - k))
+                                      t.rank - 1 - k))
     return out
 
 
@@ -1120,12 +1132,27 @@ def _follow(layout: Layout, lf: Leaf) -> list[Leaf]:
 
 
 def _cross_match(a: Marker | None, b: Marker | None) -> bool:
-    import regex
-
+    """Whether one marker's pattern reads an example of the other (they read the same text)."""
     if a is None or b is None:
         return False
-    pa, pb = regex.compile(a.pattern), regex.compile(b.pattern)
-    return any(pb.fullmatch(ex) for ex in a.examples) or any(pa.fullmatch(ex) for ex in b.examples)
+    return _reads_same(a.pattern, a.examples, b.pattern, b.examples)
+
+
+@lru_cache(maxsize=1 << 16)
+def _reads_same(pa: str, ea: tuple[str, ...], pb: str, eb: tuple[str, ...]) -> bool:
+    # Memoised by the patterns and examples it reads: a composition asks about the same
+    # pairs of markers again and again (each opener against what a state listens for
+    # already), and every composition of a set of dialects asks what others did; a
+    # ``regex.compile`` that hits regex's own cache still cost ~10 µs a call.
+    ca, cb = _pattern(pa), _pattern(pb)
+    return any(cb.fullmatch(ex) for ex in ea) or any(ca.fullmatch(ex) for ex in eb)
+
+
+@lru_cache(maxsize=4096)
+def _pattern(p: str) -> Any:
+    import regex
+
+    return regex.compile(p)
 
 
 def _dialect_of(e: Entry, owner: dict[str, str] | None = None) -> str:
@@ -1162,13 +1189,33 @@ def _check_rule2(decl: Declaration, matchers: dict[str, Matcher], scoped: dict[s
                         )
 
 
-@lru_cache(maxsize=64)
 def compose(dialects: tuple[Dialect, ...], think: bool = True, calls_in_reasoning: str = "dialect",
             strict: bool = False, bare: bool = True) -> Machine:
     """The machine for these dialects (and their reasoning region unless ``think=False``;
     ``calls_in_reasoning``: one of :data:`CALLS_IN_REASONING`; ``strict``: without any
     tolerance the grammar declares; ``bare``: with the blocks their own body opens,
-    where the response begins)."""
+    where the response begins). Cached: equal dialects and options, one machine."""
+    key = (tuple(map(id, dialects)), think, calls_in_reasoning, strict, bare)
+    hit = _composed_by_identity.get(key)
+    if hit is not None and len(hit[0]) == len(dialects) and all(a is b for a, b in zip(hit[0], dialects)):
+        return hit[1]
+    machine = _compose(dialects, think, calls_in_reasoning, strict, bare)
+    if len(_composed_by_identity) >= 256:
+        _composed_by_identity.clear()
+    _composed_by_identity[key] = (dialects, machine)
+    return machine
+
+
+#: (the dialects' ids, the options) → (those dialects, kept alive so that their ids are
+#: no other objects', their machine): the same dialect objects are found without
+#: hashing them (a dialect hashes its whole declaration: with every dialect, ~0.7 ms a
+#: Sieve() spent in ``_compose``'s cache key); equal ones that are other objects are
+#: found by ``_compose``'s cache.
+_composed_by_identity: dict[tuple[object, ...], tuple[tuple[Dialect, ...], Machine]] = {}
+
+
+@lru_cache(maxsize=64)
+def _compose(dialects: tuple[Dialect, ...], think: bool, calls_in_reasoning: str, strict: bool, bare: bool) -> Machine:
     if calls_in_reasoning not in CALLS_IN_REASONING:
         raise GrammarError(f"calls_in_reasoning={calls_in_reasoning!r}: one of {CALLS_IN_REASONING}")
     return _Composer(dialects, think, calls_in_reasoning, strict, bare).compose()

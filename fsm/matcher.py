@@ -102,8 +102,7 @@ class Matcher:
         #: calls): complete on their own character, they are not held (``tag_begin``
         #: classifies them at once). No longer marker of the context begins with one
         #: (checked when the machine is composed).
-        self.one_chars = frozenset(c for c in self.start_chars
-                                   if any(regex.fullmatch(e.marker.pattern, c) is not None for e in entries))
+        self.one_chars = frozenset(c for c in self.start_chars if any(_reads_whole(e.marker.pattern, c) for e in entries))
         #: Start characters that are word characters (a marker spelt as a word: Phi-4's
         #: ``functools``): frequent in prose, so the scanners look for those markers
         #: whole (``word_scan``) rather than stopping at every such character.
@@ -132,14 +131,15 @@ class Matcher:
         #: says something (``tag_end``); None where it does not (no pattern, or no known
         #: last characters): held tags are then stepped.
         self._search_ends: Any = self._ends.search if entries and self.end_chars else None
+        #: The markers' patterns as one alternation, each the group ``M<i>``; compiled
+        #: (``_partial``) when a tag is first classified in this context (``_load``):
+        #: a machine has a matcher per context, most of which a stream never enters,
+        #: and compiling them all was half of what composing a machine cost.
+        self._alts = "|".join(f"(?P<M{i}>{e.marker.pattern})" for i, e in enumerate(entries))
+        self._partial: Any = None
+        self._by_group: dict[int, Entry] = {}
+        self._field_groups: tuple[str, ...] = ()
         if entries:
-            alts = "|".join(f"(?P<M{i}>{e.marker.pattern})" for i, e in enumerate(entries))
-            self._partial: Any = regex.compile(alts)
-            # The entry a match is of: its group ``M<i>`` wraps the whole alternative,
-            # so it closes last and is the match's ``lastindex``.
-            self._by_group = {self._partial.groupindex[f"M{i}"]: e for i, e in enumerate(entries)}
-            #: the field groups (``tag_fields``) the patterns have
-            self._field_groups = tuple(g for g in ("attrs", "name") if g in self._partial.groupindex)
             # (A marker after a stray prefix is not scanned for: the scan stops one
             # character early instead, where a start character stands right before a
             # marker it found; ``prefix_tail``.)
@@ -183,8 +183,6 @@ class Matcher:
         else:
             self.words_anchored = False
             self.word_quick = ""
-            self._partial = None
-            self._field_groups = ()
             self.scan_rest = self.scan_other = ""
             self.word_scan = ""
 
@@ -223,17 +221,31 @@ class Matcher:
             memo[tag] = got
         return got
 
+    def _load(self) -> Any:
+        """The alternation compiled, and what a match of it is read by (once)."""
+        partial = _compiled_alternation(self._alts)
+        # The entry a match is of: its group ``M<i>`` wraps the whole alternative,
+        # so it closes last and is the match's ``lastindex``.
+        self._by_group = {partial.groupindex[f"M{i}"]: e for i, e in enumerate(self.entries)}
+        #: the field groups (``tag_fields``) the patterns have
+        self._field_groups = tuple(g for g in ("attrs", "name") if g in partial.groupindex)
+        self._partial = partial
+        return partial
+
     def _classify(self, tag: str) -> tuple[int, Hit | None]:
-        if self._partial is None or len(tag) > MAX_TAG_CHARS:
+        if not self._alts or len(tag) > MAX_TAG_CHARS:
             return DEAD, None
+        partial = self._partial
+        if partial is None:
+            partial = self._load()
         m = None
         if self.end_chars and tag[-1] in self.end_chars:
             # Only a tag that ends like a marker can be a complete one: asked first
             # without partial matching (twice as fast; ``regex`` returns the same match
             # either way, preferring a complete match to a partial one).
-            m = self._partial.fullmatch(tag)
+            m = partial.fullmatch(tag)
         if m is None:
-            m = self._partial.fullmatch(tag, partial=True)
+            m = partial.fullmatch(tag, partial=True)
             if m is None:
                 return DEAD, None
             if m.partial:
@@ -309,11 +321,30 @@ class Matcher:
         ``k`` is the scan's business, not this check's. Short tails (token-sized
         chunks) go through the classify memo; long ones are matched directly.
         """
-        if self._partial is None or len(s) - k > MAX_TAG_CHARS:
+        if not self._alts or len(s) - k > MAX_TAG_CHARS:
             return False
         if len(s) - k <= _MEMO_TAIL:
             return self.classify(s[k:])[0] != DEAD
-        return self._partial.fullmatch(s, k, partial=True) is not None
+        partial = self._partial
+        if partial is None:
+            partial = self._load()
+        return partial.fullmatch(s, k, partial=True) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled_alternation(alts: str) -> Any:
+    """A context's markers as one pattern (``Matcher._alts``), compiled once per process:
+    the machines composed for sets of dialects that share a context (a dialect's
+    values, with or without others enabled) share the compiled pattern, which nothing
+    writes to."""
+    return regex.compile(alts)
+
+
+@functools.lru_cache(maxsize=8192)
+def _reads_whole(pattern: str, c: str) -> bool:
+    """Whether ``pattern`` matches the one character ``c`` whole (memoised: every machine
+    composed asks it of its contexts' markers again)."""
+    return regex.fullmatch(pattern, c) is not None
 
 
 @functools.lru_cache(maxsize=8192)
@@ -363,14 +394,27 @@ def _factored(patterns: list[str], start_chars: str) -> tuple[str, str]:
     """
     rests: list[str] = []
     others: list[str] = []
-    for p in (b for whole in patterns for b in _branches(whole)):
+    for whole in patterns:
+        r, o = _factored_one(whole, start_chars)
+        rests += r
+        others += o
+    rest = "(?:" + "|".join(f"(?:{r})" for r in rests) + ")" if rests else ""
+    return rest, "|".join(others)
+
+
+@functools.lru_cache(maxsize=8192)
+def _factored_one(whole: str, start_chars: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``_factored``'s split of one pattern: its branches' rests and the others
+    (memoised: each machine composed factors the same markers' patterns again)."""
+    rests: list[str] = []
+    others: list[str] = []
+    for p in _branches(whole):
         atom = _lead_atom(p, start_chars)
         if atom is None or p[len(atom) : len(atom) + 1] in ("?", "*", "+", "{") or _top_level_bar(p):
             others.append(f"(?:{p})")
         else:
             rests.append(p[len(atom):])
-    rest = "(?:" + "|".join(f"(?:{r})" for r in rests) + ")" if rests else ""
-    return rest, "|".join(others)
+    return tuple(rests), tuple(others)
 
 
 def _branches(p: str) -> list[str]:

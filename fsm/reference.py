@@ -47,11 +47,18 @@ def shared_machine(decl: Declaration) -> Any:
     return machine
 
 
+#: Model classes found to have no on_enter_/on_exit_ callbacks.
+_WITHOUT_STATE_CALLBACKS: "weakref.WeakSet[type]" = weakref.WeakSet()
+
+
 class ReferenceRunner:
     def __init__(self, decl: Declaration, ctx: ModelBase, initial: str | None = None) -> None:
         # transitions adds a state's on_enter_X/on_exit_X callbacks when it registers a
         # model that has them; these runners register none, so no model may rely on them.
-        assert not any(n.startswith(("on_enter_", "on_exit_")) for n in dir(type(ctx))), "unregistered model"
+        # (Checked once per model class: a composed class has thousands of names.)
+        if type(ctx) not in _WITHOUT_STATE_CALLBACKS:
+            assert not any(n.startswith(("on_enter_", "on_exit_")) for n in dir(type(ctx))), "unregistered model"
+            _WITHOUT_STATE_CALLBACKS.add(type(ctx))
         self.ctx = ctx
         self.decl = decl
         self.machine: Any = shared_machine(decl)

@@ -133,10 +133,16 @@ ALIASES: dict[str, str] = {
     "phi4mini": "phi4_mini",
 }
 _checked: set[Dialect] = set()
+#: id → a dialect object found in ``_checked`` (kept alive here, so that its id is no
+#: other object's): asked again, it is known without hashing it (a dialect hashes its
+#: whole declaration, ~20 µs; every Sieve() asked it of each of its dialects).
+_checked_ids: dict[int, Dialect] = {}
 
 
 def _checked_dialect(d: Dialect) -> Dialect:
     # Validated once per distinct dialect (dialects are frozen: equal ones are equally valid).
+    if _checked_ids.get(id(d)) is d:
+        return d
     try:
         seen = d in _checked
     except TypeError:  # unhashable: a list where a tuple belongs; validate names the field
@@ -145,6 +151,7 @@ def _checked_dialect(d: Dialect) -> Dialect:
     if not seen:
         validate(d)
         _checked.add(d)
+    _checked_ids[id(d)] = d
     return d
 
 

@@ -214,7 +214,7 @@ def test_graphmachine_labels_are_read_whole_when_guard_names_hold_brackets() -> 
 
 @pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.name)
 def test_every_edge_transitions_graphmachine_draws_is_drawn(view: diagrams.View) -> None:
-    _states, _rows, machine = read_machine(view.machine.decl)
+    _states, _rows, machine = read_machine(view.machine.decl, graph=True)
     decl = view.machine.decl
     theirs = _graphmachine_rows(machine.get_graph().source, decl.char_triggers + (EOF_TRIGGER, OVERFLOW))
     assert len({(s, d) for s, _t, d, _g in theirs}) > 20

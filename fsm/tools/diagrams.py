@@ -1,9 +1,10 @@
 """``callsieve diagram``: state diagrams of the machine, drawn from its declaration.
 
-For each view the machine is built with ``transitions``' ``GraphMachine`` (graphviz
-engine) over a fresh model (a live machine would highlight its current state), its
-states and events are read (:mod:`callsieve.tools.diagrams_read`) and drawn grouped for
-reading (:mod:`callsieve.tools.diagrams_dot` says how, and each picture's legend).
+For each view the states and events of the ``transitions`` machine built from its
+declaration are read (:mod:`callsieve.tools.diagrams_read`; the one the reference runners
+share) and drawn grouped for reading (:mod:`callsieve.tools.diagrams_dot` says how, and
+each picture's legend); a test holds every edge ``transitions``' own ``GraphMachine``
+draws to be drawn.
 
 Views: ``overview`` (every built-in dialect), ``dialect-NAME`` (the machine that dialect
 alone composes) and ``opener-NAME`` (the dialects sharing an opener, and the ``fork``

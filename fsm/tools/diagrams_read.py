@@ -4,9 +4,9 @@ Both ``callsieve diagram`` (:mod:`callsieve.tools.diagrams`) and traces
 (:mod:`callsieve.tools.trace`) import this module and nothing of each other's drawing, so
 there is no import cycle between them. It holds:
 
-* :func:`read_machine`: the transitions of a fresh ``GraphMachine`` (graphviz engine)
-  built from the declaration, as rows in the order their guards are tried (but the
-  twins that end a block begun in reasoning back there, :func:`home_twin`);
+* :func:`read_machine`: the transitions of the ``transitions`` machine built from the
+  declaration, as rows in the order their guards are tried (but the twins that end a
+  block begun in reasoning back there, :func:`home_twin`);
 * :class:`Names`: how a guard is shown to a person, read off the composed
   :class:`~callsieve.machine.Machine` (``hits``, ``listens``, ``forks``), never parsed
   from a guard's spelling beyond its documented prefix;
@@ -27,6 +27,7 @@ from callsieve.grammar.api import Choose, Dialect, JsonValue
 from callsieve.grammar.registry import resolve
 from callsieve.grammar.states import CLASSES, EOF_TRIGGER, OTHER, OVERFLOW
 from callsieve.machine import Machine, build_machine, compose
+from callsieve.reference import shared_machine
 
 #: The guards of one transition, in the order ``transitions`` evaluates them.
 Guards = tuple[str, ...]
@@ -54,13 +55,17 @@ class _Fresh:
     """A model that has never run: its machine highlights no current state."""
 
 
-def read_machine(decl: Declaration) -> tuple[list[str], list[Row], Any]:
-    """States and transitions of a fresh ``GraphMachine`` built from ``decl``.
+def read_machine(decl: Declaration, graph: bool = False) -> tuple[list[str], list[Row], Any]:
+    """States and transitions of the ``transitions`` machine built from ``decl``.
 
     Read from the ``transitions`` machine rather than from ``decl`` so that a diagram
-    shows what the library was actually handed (the test holds the two equal).
+    shows what the library was actually handed (the test holds the two equal): the
+    machine the reference runners of ``decl`` share (``reference.shared_machine``: built
+    once, and it draws nothing), or with ``graph=True`` a fresh ``GraphMachine`` with a
+    model of its own, whose ``get_graph()`` draws it as ``transitions`` does (building
+    that picture of every row was most of what reading a view cost).
     """
-    machine = build_machine(decl, _Fresh(), graph=True)
+    machine = build_machine(decl, _Fresh(), graph=True) if graph else shared_machine(decl)
     states = [str(s) for s in machine.states]
     order = {s: i for i, s in enumerate(states)}
     trig_order = {t: i for i, t in enumerate(decl.char_triggers + (EOF_TRIGGER, OVERFLOW))}
