@@ -158,6 +158,9 @@ class Machine:
     #: compiled build an instance of the native class runs its own methods directly;
     #: an interpreted subclass sends every call between them through Python.)
     runner_model: type = EngineModel
+    #: The enabled dialects' real openers (``_real_openers``), searched for in data a
+    #: tolerated construct read (``Config.openers``); None when there are none.
+    openers: Matcher | None = None
 
     @property
     def start(self) -> str:
@@ -512,15 +515,17 @@ class _Composer:
                     # evidence is its own markup, never a later real block's).
                     self._opener_ends(s.state, s.name)
 
-    def _opener_ends(self, origin: str, scope: str, more: list[tuple[Marker, object]] = []) -> None:
+    def _opener_ends(self, origin: str, scope: str, more: list[tuple[Marker, object]] = [],
+                     guards: tuple[str, ...] = ()) -> None:
         """The enabled dialects' real openers (and ``more``), listened for at ``origin``
         (in ``scope``) unless it listens for their text already: each ends the block
-        there (``opener_ends_block``) and is read again as prose."""
+        there (``opener_ends_block``) and is read again as prose (where ``guards``
+        pass: else the tag is the state's data, as any other)."""
         have = [e.marker for e, _rows in self.scoped_entries.get(origin, {}).get(scope, [])]
         for m, data in self.real_openers + more:
             if not any(_cross_match(m, h) for h in have):
                 have.append(m)
-                self.listen(origin, m, [((), "text", ("opener_ends_block", "reprocess"))], data, scope=scope)
+                self.listen(origin, m, [(guards, "text", ("opener_ends_block", "reprocess"))], data, scope=scope)
 
     def _implied_open(self, pos: Position, layout: Layout) -> tuple[str, str] | None:
         """Tolerance (``Opt(marker, missing=CODE)``): where a value's opener is expected
@@ -542,6 +547,9 @@ class _Composer:
         # (The marker alone: a variant may hold a start character of the value past its first.)
         self.listen(spec.state, replace(lf.marker, variants=(), prefixes=()),
                     [(("value_open_missing",), "text", ("opener_after_text", "abort_block", "reprocess"))], spec, scope=spec.name)
+        # The value so begun is a tolerated construct: it ends where a real opener begins
+        # (its evidence is its own markup, never a later block's; issue 23).
+        self._opener_ends(spec.state, spec.name, guards=("value_open_missing",))
         self.rules += on("maybe_tag", ALL, spec.state, act, "reprocess", when=[f"from:{pos.name}"], rank=RANK_RETURN + 900)
         return spec.state, act
 
@@ -912,8 +920,9 @@ class _Composer:
                     raise GrammarError(f"dialect {layout.dialect.name}: body {lf.label()!r} begins with action {begin!r}, "
                                        "which the model has not (rule: a body's begin is an action of its region's model)")
         _check_rule2(decl, matchers, scoped, start_classes, classes, self.owner)
+        openers = Matcher([Entry(f"opener:{m.shown()}", m) for m, _d in self.real_openers]) if self.real_openers else None
         return Machine(decl, model, matchers, scoped, layouts, self.listens, self.forks, self.hits, sinks,
-                       model if self.models else EngineModel)
+                       model if self.models else EngineModel, openers)
 
 
 _CLOSERS = {"{": "rbrace", "[": "rbrack"}

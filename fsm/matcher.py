@@ -300,6 +300,15 @@ class Matcher:
         self._last_end = (s, i, tag, end)
         return end
 
+    def find(self, s: str, i: int = 0) -> int:
+        """Where the first complete marker of this context begins in ``s`` at or after
+        ``i`` (-1 if none): a search of data a context read whole (a tolerated
+        construct's strings, a nested CDATA section) for markup it passed over."""
+        if self._partial is None:
+            return -1
+        m = self._partial.search(s, i)
+        return -1 if m is None else m.start()
+
     def tail_viable(self, s: str, k: int) -> bool:
         """Whether ``s[k:]`` may still become a marker in the next chunk.
 

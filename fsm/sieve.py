@@ -195,6 +195,7 @@ class Sieve:
             id_prefix=new_id_prefix() if id_prefix is None else id_prefix,
             strict=strict,
             sinks=self.machine.sinks,
+            openers=self.machine.openers,
         )
         # The reference runner's model is the composed class (transitions adds its
         # methods to the instance); the compiled runner's is ``runner_model``.

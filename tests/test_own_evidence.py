@@ -216,11 +216,14 @@ def test_a_block_given_up_whose_close_never_comes_ends_where_it_failed(strict: b
 def spans(events: list[callsieve.Event]) -> list[tuple[str, int, int, bool]]:
     """Each call's (name, start, end, completed): the span of the input its
     ``ToolCall``'s (or ``ToolCallAbandoned``'s) raw holds (the events' raws, in order,
-    are the input)."""
+    are the input), without the whitespace at its ends: the spaces between two calls
+    of a block are no one's markup (a block's raw is cut at each call's open, and the
+    spaces before a refused call's open go to the call before it)."""
     at, out = 0, []
     for e in events:
         if isinstance(e, (callsieve.ToolCall, callsieve.ToolCallAbandoned)):
-            out.append((e.name, at, at + len(e.raw), isinstance(e, callsieve.ToolCall)))
+            lead = len(e.raw) - len(e.raw.lstrip())
+            out.append((e.name, at + lead, at + lead + len(e.raw.strip()), isinstance(e, callsieve.ToolCall)))
         at += len(e.raw)
     return out
 
@@ -240,28 +243,73 @@ def broken_documents(draw: st.DrawFn) -> tuple[str, list[str] | None]:
     return doc, draw(st.sampled_from([list(dict.fromkeys(d.name for d in ds)), None]))
 
 
-# What this property found and is not fixed yet (issue 23 stays open): a tolerance that
-# reads on past its own block's close and takes a real call after it. Each is pinned below
-# as a strict xfail, so fixing one fails that test until its mark is removed; the property
-# runs again (drop the skip) once both pass.
-LENIENT_LOSES = [
-    # GLM's missing_value_open: the value begun after </arg_key> runs past </tool_call>
-    ('<tool_call>_\n<arg_key>_</arg_key>/arg_value>\n</tool_call><tool_call>_\n</tool_call>', ["glm45", "dsml"]),
-    # a raw newline in a JSON key read as if escaped (raw_control_character): the call is
-    # then malformed and its block's rest takes the next <function_call>
-    ('<function_call> {"\nname": "_", "arguments": {}} <function_call> {"name": "_", "arguments": {}}', None),
-]
+# What this property found, each fixed (issue 23): a tolerance that read on past its own
+# block and took a real call after it. Lenient yields every call strict yields.
+R_BLOCK = '<tool_calls><invoke name="r"><parameter name="p">a</parameter></invoke></tool_calls>'
+KIMI_OPEN = 'I ran <|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": "x then '
+KIMI_REAL = ("<|tool_calls_section_begin|><|tool_call_begin|>functions.g:1<|tool_call_argument_begin|>{}<|tool_call_end|>"
+             "<|tool_calls_section_end|>")
+LENIENT_LOSES = {
+    # GLM's missing_value_open: the value begun after </arg_key> ran past </tool_call>
+    # and took the next block: it ends at the real opener (the block is malformed)
+    "glm_value_open_missing": ('<tool_call>_\n<arg_key>_</arg_key>/arg_value>\n</tool_call><tool_call>_\n</tool_call>',
+                               ["glm45", "dsml"], [("_", {})]),
+    # a raw newline in a JSON key read as if escaped (raw_control_character): the call
+    # object then had no name, and its block (granite_20b_fc has no close) took the next
+    # <function_call>: a nameless call object ends its block there
+    "granite_nameless_call": ('<function_call> {"\nname": "_", "arguments": {}} <function_call> {"name": "_", "arguments": {}}',
+                              None, [("_", {})]),
+    # (the same without the tolerance: a call object with no name, strict or lenient)
+    "granite_call_object_without_name": ('<function_call> {"nam": "_", "arguments": {}} <function_call> '
+                                         '{"name": "_", "arguments": {}}', None, [("_", {})]),
+    # nested_cdata with no outer close before the end: the section ends at the first ]]>
+    "nested_cdata_unclosed": ('<tool_calls><invoke name="w"><parameter name="c"><![CDATA[<![CDATA[x]]></parameter></invoke>'
+                              '</tool_calls> ' + R_BLOCK, ["xml"], [("w", {"c": "<![CDATA[x"}), ("r", {"p": "a"})]),
+    # nested_cdata whose outer close comes after the value's close and a real block
+    "nested_cdata_past_its_value": ('<tool_calls><invoke name="w"><parameter name="c"><![CDATA[<![CDATA[x]]></parameter>'
+                                    '</invoke></tool_calls> ' + R_BLOCK + " ]]> end", ["xml"],
+                                    [("w", {"c": "<![CDATA[x"}), ("r", {"p": "a"})]),
+    # a Kimi call with no section whose JSON string is left open, before a real section
+    "kimi_bare_string_open": (KIMI_OPEN + KIMI_REAL + " ok", ["kimi_k2"], [("g", {})]),
+    # ... and one whose string closes after the real section
+    "kimi_bare_string_closed": (KIMI_OPEN + KIMI_REAL + ' ok"}<|tool_call_end|> end', ["kimi_k2"], [("g", {})]),
+    # a gateway XML invoke without its block, a real block inside its CDATA section
+    "bare_invoke_cdata": ('So <invoke name="w"><parameter name="c"><![CDATA[x ' + R_BLOCK + " ]]></parameter></invoke>"
+                          "</tool_calls> end", ["xml"], [("r", {"p": "a"})]),
+}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 23, open: a tolerance reads past its own block and loses a real call")
-@pytest.mark.parametrize("doc, dialects", LENIENT_LOSES)
-def test_lenient_keeps_the_real_call_strict_finds(doc: str, dialects: list[str] | None) -> None:
-    strict = [(n, a) for n, a, _b, done in spans(run([doc], dialects=dialects, strict=True)) if done]
-    lenient = [(n, a) for n, a, _b, done in spans(run([doc], dialects=dialects)) if done]
-    assert strict and set(strict) <= set(lenient), (strict, lenient)
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("case", sorted(LENIENT_LOSES))
+def test_lenient_keeps_the_real_call_strict_finds(case: str, strict: bool) -> None:
+    """Each loss the strict-vs-lenient property found: the tolerated construct ends
+    where its own markup does (or at a real opener), so the real call after it is
+    read, lenient or strict, whole or chunked, on both runners."""
+    doc, dialects, expected = LENIENT_LOSES[case]
+    for events in each(doc, dialects=dialects, strict=strict):
+        assert calls(events) == expected
+        completed = [(n, a) for n, a, _b, done in spans(events) if done]
+        assert [n for n, _a in completed] == [n for n, _a in expected]
 
 
-@pytest.mark.skip(reason="finds the LENIENT_LOSES bugs (issue 23, open); run it once they are fixed")
+def test_a_nesting_with_its_own_evidence_still_holds() -> None:
+    """Withdrawn only without evidence of its own: a nested section whose outer close
+    comes before the value's close is read as before, a real block after it its own."""
+    doc = NESTED.replace("</tool_calls>", "</tool_calls> ") + R_BLOCK
+    for events in each(doc, dialects=["xml"]):
+        assert calls(events) == [("w", {"c": "<x><![CDATA[in]]></x>"}), ("r", {"p": "a"})]
+        assert codes(events) == ["nested_cdata"]
+
+
+def test_a_nesting_withdrawn_reads_no_nesting_after_it() -> None:
+    """Once withdrawn, what followed is read again once, as XML reads it: a later
+    ``<![CDATA[`` in the block nests nothing (each character is read again at most once)."""
+    doc = ('<tool_calls><invoke name="w"><parameter name="c"><![CDATA[<![CDATA[x]]></parameter>'
+           '<parameter name="d"><![CDATA[<![CDATA[y]]>z]]></parameter></invoke></tool_calls>')
+    for events in each(doc, dialects=["xml"]):
+        assert calls(events) == [("w", {"c": "<![CDATA[x", "d": "<![CDATA[yz]]>"})] and codes(events) == []
+
+
 @given(st.data())
 def test_lenient_yields_every_call_strict_yields_and_only_calls_of_their_own_markup(data: st.DataObject) -> None:
     """Issue 23, the strict-vs-lenient property: on any document (here: well-formed ones

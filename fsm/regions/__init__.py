@@ -66,6 +66,10 @@ class Config:
     strict: bool = False
     #: state → its sink action, where a dead tag's first character goes (``Machine.sinks``)
     sinks: dict[str, str] = field(default_factory=dict)
+    #: the enabled dialects' real openers (a block opener that is no deviation, a
+    #: message header's start): a tolerated construct ends where one begins, even in
+    #: data it read whole (a JSON string, a CDATA section), searched there when it ends
+    openers: "Matcher | None" = None
 
 
 @trait

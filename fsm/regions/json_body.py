@@ -87,6 +87,8 @@ class JsonBodyModel(CaptureModel):
     jhex = ""
     jhigh = ""  # a high surrogate waiting for its low half
     jbad = ""  # why the body is not JSON, once known
+    #: where the open string began in the block's raw (``j_opener_in_string``)
+    jstr_from = 0
 
     # ------------------------------------------------------------ begin / end
     def json_begin(self, ch: str = "") -> None:
@@ -176,6 +178,13 @@ class JsonBodyModel(CaptureModel):
 
     def j_in_array(self, ch: str) -> bool:
         return bool(self.jframes) and self.jframes[-1].kind == "["
+
+    def j_nameless_call(self, ch: str) -> bool:
+        """The container about to close is a call object that named no call."""
+        if not self.jframes or self.jframes[-1].role != CALL:
+            return False
+        call = self._call()
+        return call is None or not call.name
 
     def j_outermost(self, ch: str) -> bool:
         """The container about to close is the body's outermost."""
@@ -272,6 +281,7 @@ class JsonBodyModel(CaptureModel):
     # --------------------------------------------------------------- strings
     def j_string_begin(self, ch: str) -> None:
         self._hold(ch)
+        self.jstr_from = self._block().raw_len
         self.jstrs = []
         self.jhigh = ""
         if not self.jin_key:
@@ -282,6 +292,17 @@ class JsonBodyModel(CaptureModel):
                 self.jrole = ARGSTR
             elif self.jrole == EMIT:
                 self._out('"')
+
+    def j_opener_in_string(self, ch: str) -> bool:
+        """A string of a block that is itself a deviation ends here with a real opener
+        in it (a tolerated construct ends where one begins, issue 23)."""
+        b = self.block
+        return b is not None and bool(b.tolerance) and self.opener_inside(self.jstr_from) >= 0
+
+    def j_cut_at_opener(self, ch: str) -> None:
+        self.jin_key = False
+        self.jstrs = []
+        self.cut_at(self.opener_inside(self.jstr_from))
 
     def j_key_begin(self, ch: str) -> None:
         self.jin_key = True
@@ -583,6 +604,11 @@ def _rules() -> tuple[object, ...]:
     r.extend(on("j_next", [OTHER], "j_value", "j_ws", "j_after_comma", when=["j_is_comma", "j_in_array"], rank=3))
     # closing a container: the outermost one's ends the body (EXIT: the composer makes one
     # row per place a JSON body stands, each to what follows it there)
+    # (a call object closed with no name fails there: read on, a block with no close of
+    # its own would take the next call's marker, and that call, into a malformed block)
+    for s in ("j_next", "j_key_first"):
+        r.extend(on(s, ["rbrace"], "text", "j_close", "j_abort", when=["j_outermost", "j_in_object", "j_nameless_call"],
+                    rank=9))
     for s, trig, guard in (("j_next", "rbrace", "j_in_object"), ("j_next", "rbrack", "j_in_array")):
         r.extend(on(s, [trig], EXIT, "j_close_body", when=["j_outermost", guard], rank=10))
     for s, trig in (("j_key_first", "rbrace"), ("j_array_first", "rbrack")):
@@ -591,6 +617,7 @@ def _rules() -> tuple[object, ...]:
                            ("j_key_first", "rbrace", "j_in_object"), ("j_array_first", "rbrack", "j_in_array")):
         r.extend(on(s, [trig], "j_next", "j_close", when=[guard], rank=50))
     # strings
+    r.extend(on("j_string", ["quote"], "text", "j_cut_at_opener", "reprocess", when=["j_opener_in_string"], rank=0))
     r.extend(on("j_string", ["quote"], "j_colon", "j_string_end", when=["j_in_key"], rank=1))
     r.extend(on("j_string", ["quote"], "j_next", "j_string_end", rank=2))
     r.extend(on("j_string", ["bslash"], "j_escape", "j_hold_escape", rank=3))
