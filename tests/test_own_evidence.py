@@ -315,8 +315,9 @@ def test_lenient_yields_every_call_strict_yields_and_only_calls_of_their_own_mar
     """Issue 23, the strict-vs-lenient property: on any document (here: well-formed ones
     broken anywhere) the lenient sieve yields every call the strict one yields (same
     name, same place; its arguments differ only where a tolerance says so), never
-    fewer; and a call only the lenient one yields stands on markup of its own: it
-    overlaps no strict call's markup, and a tolerance said what it assumed."""
+    fewer; and a call only the lenient one yields stands on markup of its own (the
+    rule): it is the same call the strict sieve reads from its markup alone, or a
+    tolerance said what it assumed inside its own blocks."""
     doc, dialects = data.draw(broken_documents())
     chunked = data.draw(chunks(doc))
     strict = run(chunked, dialects=dialects, strict=True)
@@ -326,14 +327,60 @@ def test_lenient_yields_every_call_strict_yields_and_only_calls_of_their_own_mar
     s_calls = [(n, a, b) for n, a, b, done in spans(strict) if done]
     l_calls = [(n, a, b) for n, a, b, done in spans(lenient) if done]
     tolerated = [e for e in lenient if isinstance(e, callsieve.Diagnostic) and e.severity == "tolerated"]
-    by_start = {(n, a): (b, args) for (n, a, b), (_n, args) in zip(l_calls, calls(lenient))}
+    by_start = {(n, a): (n, a, args) for (n, a, _b), (_n, args) in zip(l_calls, calls(lenient))}
+    for (n, a, _b) in l_calls:
+        # (a stray prefix a tolerance read as markup, a doubled `<`, said where it stands:
+        # the call begins a character early; a Prefix is one character)
+        if any(d.offset == a for d in tolerated):
+            by_start.setdefault((n, a + 1), by_start[(n, a)])
+    matched = set()
     for (name, start, _end), (_name, args) in zip(s_calls, calls(strict)):
         assert (name, start) in by_start, (name, start, l_calls)
-        assert by_start[(name, start)][1] == args or tolerated
-    for name, start, end in l_calls:
-        if not any((name, start) == (n, a) for n, a, _b in s_calls):
-            assert not any(a < end and start < b for _n, a, b in s_calls), (name, start, end, s_calls)
-            assert tolerated, (name, start, end)
+        n, a, l_args = by_start[(name, start)]
+        assert l_args == args or tolerated
+        matched.add((n, a))
+    blocks = call_runs(lenient)
+    for (name, start, end), (_name, args) in zip(l_calls, calls(lenient)):
+        if (name, start) in matched:
+            continue
+        if calls(run([doc[start:end]], dialects=dialects, strict=True)) == [(name, args)]:
+            continue  # the same call, read alone by the format
+        first, last = next((a, b) for a, b in blocks if a <= start < b)
+        assert any(first <= d.offset < last for d in tolerated), (name, start, end, s_calls, tolerated)
+
+
+def test_a_call_only_lenient_yields_may_be_one_the_format_reads_alone() -> None:
+    """What the property found at the thorough profile, which the rule allows: strict
+    reads a value on past a misspelt close (``<x/parameter>``) and over the next block,
+    to that block's ``</parameter>``; lenient ends the value at ``</function>``
+    (``implied_param_close``), so the next block is a call of its own, the very call
+    strict reads from that block's markup alone."""
+    third = "<seed:tool_call>\n<function=_>\n<parameter=_>\n\n</parameter>\n</function>\n</seed:tool_call>"
+    doc = ("<seed:tool_call>\n<function=_>\n<parameter=_>\n\n<x/parameter>\n</function>\n</seed:tool_call>" + third
+           + "<seed:tool_call>\n<function=_>\n</function>\n</seed:tool_call>")
+    strict = each(doc, dialects=["seed_oss"], strict=True)[0]
+    assert [n for n, _a, _b, done in spans(strict) if done] == ["_", "_"]
+    for events in each(doc, dialects=["seed_oss"]):
+        assert calls(events) == [("_", {"_": "\n<x/parameter>"}), ("_", {"_": ""}), ("_", {})]
+        assert codes(events) == ["implied_param_close"]
+        assert [e.raw for e in events if isinstance(e, callsieve.ToolCall)][1] == third
+    assert calls(run([third], dialects=["seed_oss"], strict=True)) == [("_", {"_": ""})]
+
+
+def call_runs(events: list[callsieve.Event]) -> list[tuple[int, int]]:
+    """The spans of the input that runs of calls (``ToolCall``, ``ToolCallAbandoned``)
+    with nothing else read between them hold: a block's calls (or adjacent blocks')."""
+    at, out = 0, []
+    last_end = -1
+    for e in events:
+        if isinstance(e, (callsieve.ToolCall, callsieve.ToolCallAbandoned)):
+            if out and last_end == at:
+                out[-1] = (out[-1][0], at + len(e.raw))
+            else:
+                out.append((at, at + len(e.raw)))
+            last_end = at + len(e.raw)
+        at += len(e.raw)
+    return out
 
 
 @pytest.mark.parametrize("mid", ["</function>\n", "</function> x\n"])
