@@ -144,6 +144,7 @@ SEVERITY: dict[str, Severity] = {
     "stray_reasoning_close": "released",
     "reasoning_closed_by_call": "tolerated",
     "call_in_reasoning": "noise",  # (issue 22: a call the model only wrote about)
+    "markup_in_code": "noise",  # (issue 22: markup shown in code, never run)
     # the tolerances (docs/tolerances.md): a call stands, read with what was assumed
     "missing_block_open": "tolerated",
     "implied_param_close": "tolerated",
