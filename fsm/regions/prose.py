@@ -1440,6 +1440,7 @@ RULES = (
     # (a run that, were the span's own unmatched, would close a span opened in it, or open one)
     *on("span_run", ALL, "in_code_span", "close_inner", "reprocess", when=["run_closes_inner"], rank=80),
     *on("span_run", ALL, "in_code_span", "open_inner", "reprocess", rank=90),
+    *on("span_run", [EOF_TRIGGER], "text", "hold_as_markup", when=["span_holds", "run_opens_fence"], rank=6),
     *on("span_run", [EOF_TRIGGER], "text", "hold_as_code", when=["span_holds", "run_closes_span"], rank=7),
     *on("span_run", [EOF_TRIGGER], "text", "close_inner", when=["span_holds", "run_closes_inner"], rank=8),
     *on("span_run", [EOF_TRIGGER], "text", "hold_as_markup", when=["span_holds"], rank=10),
