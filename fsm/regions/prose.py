@@ -22,6 +22,18 @@ says where callsieve differs):
   ends within the paragraph: a blank line, or a fence opening at a line start, ends the
   paragraph (and an unclosed span with it). A stream cannot wait for a paragraph's end
   forever: a span left open ends after ``SPAN_MAX_LINES`` line ends.
+
+Markup in code (issue 22; docs/commonmark.md). The code states listen for the enabled
+dialects' block openers and message header starts, and for the tokens that end a
+message (``code_listens``, composed by the machine). In a fence (or its info string) an
+opener is text, reported (``markup_in_code``). In an open span, whether its run opens a
+span at all is known only at its close or its paragraph's end: from an opener on, the
+input is *held* (``ModelBase.code_held``: ``flush`` keeps it back while the lines stay
+readable) until the span, or a span opened inside it (``span_inner``), closes (code:
+shown, reported) or the paragraph ends first (the run was literal: the held input is read
+again as prose, ``pushback``). What is read again cannot be held again
+(``run_unmatched``), so each character is read at most twice. A message's end token
+ends any of these contexts (``code_token_end``).
 """
 
 from __future__ import annotations
@@ -351,44 +363,46 @@ def _span_close_on_line(s: str, p: int, length: int) -> int:
         p = r
 
 
-#: Per code matcher: (it, the search for a complete marker beginning with one of its
-#: symbol start characters, the search for a word marker or None, those characters).
-_CODE_SCANS: dict[int, tuple[Matcher, Callable[[str, int], "re.Match[str] | None"],
-                             Callable[[str, int, int], "re.Match[str] | None"] | None, str]] = {}
+#: Per code matcher: (it, the search for one of its symbol start characters, the match
+#: of a complete marker at one, the search for a word marker or None).
+_CODE_SCANS: dict[int, tuple[Matcher, Callable[[str, int, int], "re.Match[str] | None"],
+                             Callable[[str, int], "re.Match[str] | None"],
+                             Callable[[str, int, int], "re.Match[str] | None"] | None]] = {}
 
 
-def _first_code_marker(m: Matcher, s: str, a: int) -> int:
-    """The first offset at or after ``a`` where a marker of ``m`` may begin in ``s``: a
-    complete one, or the start of one running off the chunk's end; ``len(s)`` if none.
-    (Early is never wrong: the steps read what is there.)"""
+def _code_marker_in(m: Matcher, s: str, a: int, b: int) -> int:
+    """The first offset in ``s[a:b]`` where a marker of ``m`` may begin: a complete one,
+    or the start of one running off the chunk's end; -1 if none. Each of its start
+    characters there is asked (a class search, then one match: most code holds none);
+    early is never wrong (the steps read what is there)."""
     got = _CODE_SCANS.get(id(m))
     if got is None or got[0] is not m:
         if len(_CODE_SCANS) >= 64:
             _CODE_SCANS.clear()
-        pattern = m.scan_pattern("", m.symbol_starts) if m.symbol_starts else ""
-        search = re.compile(pattern or "(?!)").search
-        got = _CODE_SCANS[id(m)] = (m, search, re.compile(m.word_scan).search if m.word_scan else None, m.symbol_starts)
+        symbols = m.symbol_starts
+        got = _CODE_SCANS[id(m)] = (
+            m, re.compile("[" + re.escape(symbols) + "]" if symbols else "(?!)").search,
+            re.compile(m.scan_pattern("", symbols) if symbols and m.scan_pattern("", symbols) else "(?!)").match,
+            re.compile(m.word_scan).search if m.word_scan else None)
     n = len(s)
-    found = n
-    x = got[1](s, a)
-    if x is not None:
-        found = x.start()
-    if got[2] is not None:
-        w = got[2](s, a, found)
+    found = -1
+    x = got[1](s, a, b)
+    while x is not None:
+        k = x.start()
+        if got[2](s, k) is not None or (n - k <= MAX_TAG_CHARS and m.tail_viable(s, k)):
+            found = k
+            break
+        x = got[1](s, k + 1, b)
+    if got[3] is not None:
+        w = got[3](s, a, b if found < 0 else found)
         if w is not None:
             found = w.start()
-    # (a marker cut by the chunk's end begins at the last of its start characters)
-    lo = max(a, n - MAX_TAG_CHARS)
-    for c in got[3]:
-        k = s.rfind(c, lo, found)
-        if k >= 0 and m.tail_viable(s, k):
-            found = k
-    if m.word_starts and n and _WORD_CHAR.match(s[-1]):
-        # (a word marker cut by the chunk's end: the chunk's last word, if it may be one)
-        w = _LAST_WORD.search(s, lo)
-        k = w.start() if w is not None else n
-        if a <= k < found and m.tail_viable(s, k):
-            found = k
+        elif b >= n - MAX_TAG_CHARS and n and _WORD_CHAR.match(s[-1]):
+            # (a word marker cut by the chunk's end: the chunk's last word, if it may be one)
+            t = _LAST_WORD.search(s, max(a, n - MAX_TAG_CHARS))
+            k = t.start() if t is not None else n
+            if k < b and (found < 0 or k < found) and m.tail_viable(s, k):
+                found = k
     return found
 
 
@@ -805,24 +819,12 @@ class ProseModel(TagModel):
         self._text(ch)
 
     # markup in code (issue 22, items 7 to 9)
-    #: (the chunk, the matcher, from, the first marker at or after from): the last
-    #: ``_code_stop`` (optional, as ``_fc_asked``)
-    _code_seen: tuple[str, Matcher, int, int] | None = None
-
     def _code_stop(self, state: str, s: str, a: int, b: int) -> int:
         """Where in ``s[a:b]`` a marker that the code state ``state`` listens for may
-        begin (``_first_code_marker``), or -1: where prose's runs stop reading code, so
-        that the steps read the marker (a chunk is searched once, forward)."""
+        begin (``_code_marker_in``), or -1: where prose's runs stop reading code, so
+        that the steps read the marker."""
         m = self.cfg.matchers.get(state)
-        if m is None:
-            return -1
-        seen = self._code_seen
-        if seen is not None and seen[0] is s and seen[1] is m and seen[2] <= a <= seen[3]:
-            q = seen[3]
-        else:
-            q = _first_code_marker(m, s, a)
-            self._code_seen = (s, m, a, q)
-        return q if q < b else -1
+        return -1 if m is None or a >= b else _code_marker_in(m, s, a, b)
 
     def span_holds(self, ch: str) -> bool:
         return self.code_held is not None
