@@ -385,7 +385,21 @@ class _Composer:
                 self._header(h, layout)
         self._openers(layouts)
         self._framing()
+        self._code(layouts)
         return self._finish(layouts)
+
+    def _code(self, layouts: tuple[Layout, ...]) -> None:
+        """Markup in code (issue 22): the enabled dialects' real openers (as written,
+        anchored as in prose: ``_real_openers``) and their headers' message ends,
+        listened for in prose's code states (``prose.code_listens``)."""
+        found = _real_openers(layouts, keep_anchor=True)
+        openers = [replace(m, variants=(), prefixes=()) for m, _d in found]
+        data = {id(o): d for o, (_m, d) in zip(openers, found)}
+        ends = [e for d in self.dialects for h in d.headers for e in h.ends]
+        ends = [e for k, e in enumerate(ends) if not any(_cross_match(e, f) for f in ends[:k])]
+        for ls in prose.code_listens(list(openers), list(ends)):
+            assert isinstance(ls.marker, Marker)
+            self.listen(ls.origin, ls.marker, [((), ls.dest, tuple(ls.actions))], data.get(id(ls.marker)))
 
     def _framing(self) -> None:
         """Framing tokens (``Dialect.framing``): in prose an empty-text ``Text`` carries
@@ -994,7 +1008,7 @@ def _check_one_chars_and_anchors(states: list[StateDecl], matchers: dict[str, Ma
                 )
 
 
-def _real_openers(layouts: tuple[Layout, ...]) -> list[tuple[Marker, object]]:
+def _real_openers(layouts: tuple[Layout, ...], keep_anchor: bool = False) -> list[tuple[Marker, object]]:
     """The openers of the enabled dialects that are real: a block's open marker (or a
     bare block's first marker that opens no call) of a block read in prose that is not
     itself a deviation, and a message header's start; one per text they read (shared
@@ -1006,7 +1020,7 @@ def _real_openers(layouts: tuple[Layout, ...]) -> list[tuple[Marker, object]]:
         for lf in layout.openers:
             blk = lf.spec.block
             if lf.kind in ("block_open", "mark") and lf.marker is not None and not blk.tolerance and blk.prose:
-                found.append((replace(lf.marker, anchor=""), Act(lf)))
+                found.append((lf.marker if keep_anchor else replace(lf.marker, anchor=""), Act(lf)))
         found += [(m, None) for h in layout.dialect.headers for m, _part in h.starts]
         for m, data in found:
             if not any(_cross_match(m, o) for o, _d in out):

@@ -130,6 +130,11 @@ class ModelBase:
         self.recent_len = 1
         #: The line window was cut back once (more was written than it keeps).
         self.recent_trimmed = False
+        #: Visible text read after a block opener inside an open code span, held until
+        #: the span closes (it was code: shown) or its paragraph ends first (it was
+        #: markup: read again as prose); ``flush`` keeps it here, not in ``out``, while
+        #: the line window still reads it (``prose``, issue 22 item 7). None: no hold.
+        self.code_held: list[str] | None = None
         #: Something visible was written (``StartModel.at_response_start``, once it said
         #: no: the response has begun for good).
         self.spoke = False
@@ -150,7 +155,10 @@ class ModelBase:
         if self.text_buf:
             s = "".join(self.text_buf)
             self.text_buf = []
-            self.out.append(Text(s, s))
+            if self.code_held is None:
+                self.out.append(Text(s, s))
+            else:
+                self.code_held.append(s)
             self._saw(s)
         if self.reason_raw:
             raw = "".join(self.reason_raw)
