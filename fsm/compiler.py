@@ -42,6 +42,7 @@ from callsieve.machine import Machine, build_machine
 from callsieve.matcher import Matcher
 from callsieve.regions import SAW_TRIM_AT
 from callsieve.regions.engine import EngineModel as Context
+from callsieve.regions.whole import WholeBlocks
 
 Guard = tuple[Callable[[Context, str], bool], bool]
 Row = tuple[tuple[Guard, ...], tuple[Callable[[Context, str], None], ...], str]
@@ -379,11 +380,31 @@ def _class_loop(
 class CompiledRunner:
     """Drives a :class:`Context` from the compiled table."""
 
-    def __init__(self, compiled: CompiledMachine, ctx: Context) -> None:
+    def __init__(self, compiled: CompiledMachine, ctx: Context, whole: WholeBlocks | None = None) -> None:
         self.c = compiled
         self.ctx = ctx
         ctx.state = compiled.initial
         self.base = 0
+        #: What the runner tries first in each state (``CompiledMachine.plans``), with the
+        #: whole-block readers (``callsieve.regions.whole``, issue 27) put before the state
+        #: run of each state they are entered in: a block whose text up to its close is in
+        #: the chunk and plainly simple is decided there in one step.
+        self._plans = compiled.plans
+        self.whole = whole
+        #: Where the text state's scan stops at one of these, ``read_text`` is asked
+        #: first: a block opener there, and the whole block after it, decided at once.
+        self._whole_text: Callable[[Context, str, int], int] | None = None
+        self._whole_starts = ""
+        if whole is not None and whole.opener_starts:
+            self._whole_text = whole.read_text
+            self._whole_starts = whole.opener_starts
+        if whole is not None and whole.entries:
+            plans = dict(compiled.plans)
+            for state in whole.entries:
+                if state in plans:
+                    form, rule = plans[state]
+                    plans[state] = (_whole_first(whole.read, form), rule)
+            self._plans = plans
         # The scanner used last, and for which (state, scope) it was chosen (the scope
         # decides a state's matcher, ``ModelBase.matcher``).
         self._sc_state = ""
@@ -508,7 +529,9 @@ class CompiledRunner:
         # runs once per character, and each local costs as much as one use.)
         ctx = self.ctx
         c = self.c
-        plans = c.plans
+        plans = self._plans
+        whole_text = self._whole_text
+        whole_starts = self._whole_starts
         first_loops = c.first_loops
         class_of = c.class_of
         step = self._step
@@ -567,6 +590,16 @@ class CompiledRunner:
                         if i >= n:
                             break
                         # The scan stopped here: step this character (always exact).
+                    if whole_text is not None and state == "text" and s[i] in whole_starts and ctx.state == "text":
+                        # A block opener may begin here: the whole block, if it is in the
+                        # chunk and plainly simple, is decided at once (issue 27).
+                        ctx.pos = base + i
+                        j = whole_text(ctx, s, i)
+                        if j > i:
+                            i = j
+                            if i >= n:
+                                break
+                            continue
             ch = s[i]
             ctx.pos = base + i
             state = ctx.state
@@ -710,6 +743,19 @@ class CompiledRunner:
         if ctx.recent_len > SAW_TRIM_AT:
             ctx.trim_recent()
         return [Text(s, s)]
+
+
+def _whole_first(read: Callable[[Context, str, int], int],
+                 form: Callable[[Context, str, int], int] | None) -> Callable[[Context, str, int], int]:
+    """A state's run with a whole-block reader tried first: where the reader decides
+    nothing, the state's own run (if any) goes on from the same place."""
+    if form is None:
+        return read
+
+    def run(ctx: Context, s: str, i: int) -> int:
+        j = read(ctx, s, i)
+        return j if j > i else form(ctx, s, i)
+    return run
 
 
 def _passes(guards: tuple[Guard, ...], ctx: Context, ch: str) -> bool:

@@ -18,6 +18,7 @@ from callsieve.machine import Machine, compose
 from callsieve.reference import ReferenceRunner
 from callsieve.regions import Config, ModelBase
 from callsieve.regions.reasoning import prefill_state
+from callsieve.regions.whole import WholeBlocks
 from callsieve.schema import load_tools
 
 #: The largest block held before it is released as text (``block_too_large``): 2^22
@@ -90,6 +91,14 @@ def _keywords_checked(init: Callable[_P, None]) -> Callable[_P, None]:
 def compiled(machine: Machine) -> CompiledMachine:
     """The compiled runner's table for a composed machine (shared by every sieve)."""
     return compile_machine(machine)
+
+
+@lru_cache(maxsize=64)
+def whole_blocks(machine: Machine) -> WholeBlocks:
+    """The whole-block readers of a composed machine (``callsieve.regions.whole``; shared
+    by every sieve, like its table)."""
+    c = compiled(machine)
+    return WholeBlocks(machine, c.steps_rest, c.class_of, c.bulk)
 
 
 class Sieve:
@@ -219,7 +228,7 @@ class Sieve:
         if runner == "reference":
             self._runner = ReferenceRunner(self.machine.decl, self._ctx, initial)
         else:
-            self._runner = CompiledRunner(compiled(self.machine), self._ctx)
+            self._runner = CompiledRunner(compiled(self.machine), self._ctx, whole_blocks(self.machine))
             self._ctx.state = initial
         self._closed = False
         #: The compiled runner while the sieve is open (the fast path's), else None.
