@@ -93,6 +93,9 @@ class HitIndex:
 
 
 Scanner = Callable[[str, int], int]
+#: A whole block is not looked for in fewer characters than this (a block's opener,
+#: one call and its close are longer): token-sized chunks never hold one.
+WHOLE_MIN = 24
 #: Chunks up to this long are first checked for any stop or start character at all.
 QUICK_CHARS = 64
 
@@ -391,6 +394,8 @@ class CompiledRunner:
         #: the chunk and plainly simple is decided there in one step.
         self._plans = compiled.plans
         self.whole = whole
+        #: ``maybe_tag``'s first loop, where it has run forms (the held tag grows).
+        self._held_loop: GuardedLoop | None = compiled.direct_loops.get("maybe_tag")
         #: Where the text state's scan stops at one of these, ``read_text`` is asked
         #: first: a block opener there, and the whole block after it, decided at once.
         self._whole_text: Callable[[Context, str, int], int] | None = None
@@ -520,6 +525,20 @@ class CompiledRunner:
             else:
                 self._run(s, self.base, 0, True)
         elif n:
+            loop = self._held_loop
+            b = ctx.block
+            if loop is not None and ctx.state == "maybe_tag" and (b is None or b.spilled
+                                                                  or b.raw_len <= ctx.cfg.max_block_chars):
+                # A tag held from the last chunk, and this whole chunk still a prefix of a
+                # marker (token-sized chunks cut most tags): the held tag's loop takes it
+                # in one run, as ``_run`` would, without its loop (issue 27).
+                ctx.pos = self.base
+                if loop.guard_run is not None and loop.guard_run(ctx, s, 0) == n:
+                    for run in loop.action_runs:
+                        run(ctx, s, 0, n)
+                    ctx.state = loop.dest
+                    self.base += n
+                    return
             self._run(s, self.base, 0, False)
         self.base += n
 
@@ -590,7 +609,8 @@ class CompiledRunner:
                         if i >= n:
                             break
                         # The scan stopped here: step this character (always exact).
-                    if whole_text is not None and state == "text" and s[i] in whole_starts and ctx.state == "text":
+                    if (whole_text is not None and state == "text" and s[i] in whole_starts and n - i > WHOLE_MIN
+                            and ctx.state == "text"):
                         # A block opener may begin here: the whole block, if it is in the
                         # chunk and plainly simple, is decided at once (issue 27).
                         ctx.pos = base + i

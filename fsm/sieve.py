@@ -248,7 +248,7 @@ class Sieve:
         # Fast path: a chunk of prose that holds no character the text state stops at,
         # with nothing pending, is one Text event (CompiledRunner.prose_chunk).
         fast = self._fast
-        if fast is not None and type(chunk) is str:
+        if fast is not None and type(chunk) is str and self._ctx.state == "text":
             got = fast.prose_chunk(chunk)
             if got is not None:
                 return got
@@ -283,8 +283,12 @@ class Sieve:
 
     def _drain(self) -> list[Event]:
         ctx = self._ctx
-        ctx.flush()
-        out, ctx.out = ctx.out, []
+        if ctx.text_buf or ctx.delta_buf or ctx.reason_raw or ctx.dropped:
+            ctx.flush()  # (what it flushes: most token-sized feeds leave none of it)
+        out = ctx.out
+        if not out:
+            return []
+        ctx.out = []
         return out
 
 

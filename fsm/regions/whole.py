@@ -36,7 +36,7 @@ import json
 import re
 from typing import Any, Callable
 
-from callsieve.events import Diagnostic, ToolCall, ToolCallStart
+from callsieve.events import Diagnostic, ToolCall, ToolCallDelta, ToolCallStart
 from callsieve.grammar.api import JsonCall, Raw
 from callsieve.grammar.states import OTHER
 from callsieve.matcher import COMPLETE, Matcher
@@ -72,6 +72,7 @@ Decision = tuple[int, bool, str, str, Any]
 #: Decisions kept per context before the memo is cleared (tags carry names).
 _MEMO_LIMIT = 4096
 _MISSING: Any = object()
+_NONE: dict[str, Any] = {}
 
 
 class _Refused(ValueError):
@@ -109,12 +110,15 @@ def _tag_pattern(starts: str, ends: str) -> str:
 
 class _XmlPlan:
     """How one XML-family block is read whole: its text cut at C speed into tokens, each
-    the text before a tag (whitespace between markers, or a value) and the tag."""
+    a tag and what stands before it: whitespace between markers (``position``), or a
+    value, up to the first character a marker may begin with, its close, whitespace and
+    the marker after it (``value``)."""
 
-    __slots__ = ("token",)
+    __slots__ = ("position", "value")
 
-    def __init__(self, token: Any) -> None:
-        self.token = token
+    def __init__(self, position: Any, value: Any) -> None:
+        self.position = position
+        self.value = value
 
 
 class WholeBlocks:
@@ -162,8 +166,10 @@ class WholeBlocks:
                         continue
                     starts = "".join(sorted({c for m in ms if m is not None for c in m.start_chars}))
                     ends = "".join(sorted({c for m in ms if m is not None for c in m.end_chars}))
-                    token = re.compile(f"([^{re.escape(starts + value_stops)}]*)({_tag_pattern(starts, ends)})")
-                    self._xml[first.name] = _XmlPlan(token)
+                    tag = _tag_pattern(starts, ends)
+                    ws = "[ \\t\\r\\n]*"
+                    self._xml[first.name] = _XmlPlan(re.compile(f"{ws}({tag})").match,
+                                                     re.compile(f"([^{re.escape(starts + value_stops)}]*)({tag}){ws}({tag})").match)
                     entries.append(first.name)
                 for lf in [x for x in first.follow if x.kind == "json_call"] if len(first.follow) == 1 else []:
                     after = layout.after.get(lf.id)
@@ -178,18 +184,27 @@ class WholeBlocks:
         #: where the text state's scan stops at one of these, a block opener may begin
         self.opener_starts = text.start_chars if text is not None and text.end_chars and (self._xml or self._json_after) else ""
         self._opener_tag: Any = re.compile(_tag_pattern(text.start_chars, text.end_chars)).match if self.opener_starts and text else None
-        self._memo: dict[tuple[Matcher, str], dict[str, Decision | None]] = {}
+        self._memo: dict[str, dict[Matcher, dict[str, Decision | None]]] = {}
         self.taken = 0
 
     # ------------------------------------------------------------ decisions
-    def _memo_of(self, m: Matcher, home: str) -> dict[str, Decision | None]:
-        key = (m, home)
-        got = self._memo.get(key)
+    def _memos(self, home: str) -> dict[Matcher, dict[str, Decision | None]]:
+        """The decisions taken in blocks begun in ``home``, per context (matcher)."""
+        got = self._memo.get(home)
         if got is None:
-            got = self._memo[key] = {}
-        elif len(got) > _MEMO_LIMIT:
-            got.clear()
+            got = self._memo[home] = {}
         return got
+
+    def _decided(self, memos: dict[Matcher, dict[str, Decision | None]], m: Matcher, tag: str,
+                 home: str) -> Decision | None:
+        """``_decide``, through the memo (the same few tags come again and again)."""
+        memo = memos.get(m)
+        if memo is None:
+            memo = memos[m] = {}
+        elif len(memo) >= _MEMO_LIMIT:
+            memo.clear()
+        d = memo[tag] = self._decide(m, tag, home)
+        return d
 
     def _decide(self, m: Matcher, tag: str, home: str) -> Decision | None:
         """What the steps do with ``tag`` held in ``m``'s context, in a block begun in
@@ -291,10 +306,10 @@ class WholeBlocks:
         tag = t.group()
         m = self._matchers["text"]
         home = ctx.state
-        memo = self._memo_of(m, home)
-        d = memo.get(tag, _MISSING)
+        memos = self._memos(home)
+        d = memos.get(m, _NONE).get(tag, _MISSING)
         if d is _MISSING:
-            d = memo[tag] = self._decide(m, tag, home)
+            d = self._decided(memos, m, tag, home)
         if d is None or d[0] != OPEN_BLOCK:
             return i
         e = t.end()
@@ -311,7 +326,7 @@ class WholeBlocks:
         """In a block's first state (its opener was stepped): the rest of the block,
         decided at once."""
         b = ctx.block
-        if (b is None or b.calls or b.call is not None or b.held_back or b.tolerance or b.by_body or b.tolerated
+        if (len(s) - i < 24 or b is None or b.calls or b.call is not None or b.held_back or b.tolerance or b.by_body or b.tolerated
                 or b.spilled or b.rest or b.malformed_reason or not self._plain(ctx) or ctx.home_is_reasoning()):
             return i
         state = ctx.state
@@ -369,10 +384,10 @@ class WholeBlocks:
             return at
         tag = t.group()
         m = self._matchers[state]
-        memo = self._memo_of(m, home)
-        d = memo.get(tag, _MISSING)
+        memos = self._memos(home)
+        d = memos.get(m, _NONE).get(tag, _MISSING)
         if d is _MISSING:
-            d = memo[tag] = self._decide(m, tag, home)
+            d = self._decided(memos, m, tag, home)
         if d is None or d[0] != CLOSE_BLOCK or d[1]:
             return at
         e: int = t.end()
@@ -405,7 +420,9 @@ class WholeBlocks:
         matchers = self._matchers
         b = ctx.block
         base = (b.raw_len if b is not None else len(opener)) - i  # block-raw offset of s[0]
-        match = plan.token.scanner(s, i).match
+        ptok = plan.position
+        vtok = plan.value
+        memos = self._memos(home)
         calls: list[tuple[str, dict[str, Any], str, int]] = []
         name = ""
         args: dict[str, Any] | None = None
@@ -419,19 +436,16 @@ class WholeBlocks:
         while True:
             if d is None:
                 # a position: whitespace, then a marker
-                t = match()
+                t = ptok(s, e)
                 if t is None:
                     return at
-                text, tag = t.group(1, 2)
-                if text and text.strip(WS):
-                    return at
+                tag = t.group(1)
                 m = matchers.get(state)
                 if m is None:
                     return at
-                memo = self._memo_of(m, home)
-                d = memo.get(tag, _MISSING)
+                d = memos.get(m, _NONE).get(tag, _MISSING)
                 if d is _MISSING:
-                    d = memo[tag] = self._decide(m, tag, home)
+                    d = self._decided(memos, m, tag, home)
                 if d is None or d[1]:
                     return at
                 origin = state
@@ -467,30 +481,23 @@ class WholeBlocks:
                     if (schema is not None and not is_string_only(schema)) or (
                             key in wrapped and not args and not cfg.strict and key not in schema_of):
                         return at  # typed by the schema, or a wrapper: the steps decide
-                # the value, up to its close
-                t = match()
+                # the value, up to its close; after the close, whitespace, then a
+                # marker that confirms it
+                t = vtok(s, e)
                 if t is None:
                     return at
-                value, tag = t.group(1, 2)
+                value, tag, tag2 = t.group(1, 2, 3)
                 if unescape and "&" in value:
                     return at
-                memo = self._memo_of(pm, home)
-                d2 = memo.get(tag, _MISSING)
+                d2 = memos.get(pm, _NONE).get(tag, _MISSING)
                 if d2 is _MISSING:
-                    d2 = memo[tag] = self._decide(pm, tag, home)
+                    d2 = self._decided(memos, pm, tag, home)
                 if d2 is None or d2[0] != HOLD_CLOSE or d2[1]:
                     return at
-                # after the close: whitespace, then a marker that confirms it
-                t = match()
-                if t is None:
-                    return at
-                text, tag = t.group(1, 2)
-                if text and text.strip(WS):
-                    return at
-                memo = self._memo_of(am, home)
-                d = memo.get(tag, _MISSING)
+                tag = tag2
+                d = memos.get(am, _NONE).get(tag, _MISSING)
                 if d is _MISSING:
-                    d = memo[tag] = self._decide(am, tag, home)
+                    d = self._decided(memos, am, tag, home)
                 if d is None or not d[1] or d[0] not in (OPEN_PARAM, CLOSE_CALL):
                     return at
                 if strip:
@@ -541,6 +548,27 @@ class WholeBlocks:
             ctx.home = home
         cfg = ctx.cfg
         prefix = cfg.id_prefix
+        if len(calls) == 1 and b is None and not problems:
+            # One call (the common case), its block opened here: what follows the flush
+            # above, with nothing pending, without the buffers (each flush would find
+            # only this call's fragments: they are one event, as the steps join them).
+            name, args, text, _end = calls[0]
+            index = ctx.next_index
+            ctx.next_index = index + 1
+            call_id = f"{prefix}{index}"
+            out = ctx.out
+            out.append(ToolCallStart(index, call_id, name))
+            out.append(ToolCallDelta(index, text))
+            ctx.delta_index = index
+            raw = head + s[i:e]
+            ctx._saw(raw)
+            out.append(ToolCall(index, call_id, name, args, raw, dialect))
+            ctx.block = None
+            ctx.state = dest
+            ctx.enter_target = None
+            ctx._tag_version += 1
+            self.taken += 1
+            return
         indices: list[int] = []
         for name, _args, text, _end in calls:
             index = ctx.next_index
