@@ -42,6 +42,7 @@ from callsieve.machine import Machine, build_machine
 from callsieve.matcher import Matcher
 from callsieve.regions import SAW_TRIM_AT
 from callsieve.regions.engine import EngineModel as Context
+from callsieve.regions.json_run import STATES as JSON_RUN_STATES
 from callsieve.regions.whole import WholeBlocks
 
 Guard = tuple[Callable[[Context, str], bool], bool]
@@ -403,12 +404,18 @@ class CompiledRunner:
         if whole is not None and whole.opener_starts:
             self._whole_text = whole.read_text
             self._whole_starts = whole.opener_starts
-        if whole is not None and whole.entries:
+        if whole is not None and (whole.entries or whole.json_run is not None):
             plans = dict(compiled.plans)
             for state in whole.entries:
                 if state in plans:
                     form, rule = plans[state]
                     plans[state] = (_whole_first(whole.read, form), rule)
+            json_run = whole.json_run
+            if json_run is not None:
+                # The JSON body's structure in runs (``callsieve.regions.json_run``).
+                for state in JSON_RUN_STATES:
+                    form, rule = plans[state]
+                    plans[state] = (_whole_first(json_run.run, form), rule)
             self._plans = plans
         # The scanner used last, and for which (state, scope) it was chosen (the scope
         # decides a state's matcher, ``ModelBase.matcher``).
@@ -730,6 +737,25 @@ class CompiledRunner:
             self._run(pb, self.base - len(pb))
             ctx.pos = self.base
             self._step(EOF_TRIGGER, "")
+
+    def feed_events(self, chunk: str) -> list[Event]:
+        """``Sieve.feed`` for an open sieve given a ``str``: the prose fast path
+        (:meth:`prose_chunk`), or :meth:`feed`, then the events decided (what the sieve's
+        drain does). One call per chunk from the sieve (issue 27: token-sized chunks
+        paid for several), and, in the compiled build, native."""
+        ctx = self.ctx
+        if ctx.state == "text":
+            got = self.prose_chunk(chunk)
+            if got is not None:
+                return got
+        self.feed(chunk)
+        if ctx.text_buf or ctx.delta_buf or ctx.reason_raw or ctx.dropped:
+            ctx.flush()
+        out = ctx.out
+        if not out:
+            return []
+        ctx.out = []
+        return out
 
     def prose_chunk(self, chunk: str) -> list[Event] | None:
         """``Sieve.feed``'s fast path: a chunk of prose that holds no character the text

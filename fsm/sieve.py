@@ -98,7 +98,7 @@ def whole_blocks(machine: Machine) -> WholeBlocks:
     """The whole-block readers of a composed machine (``callsieve.regions.whole``; shared
     by every sieve, like its table)."""
     c = compiled(machine)
-    return WholeBlocks(machine, c.steps_rest, c.class_of, c.bulk)
+    return WholeBlocks(machine, c.steps_rest, c.class_of, c.bulk, c.table)
 
 
 class Sieve:
@@ -245,13 +245,21 @@ class Sieve:
         return str(self._ctx.state)
 
     def feed(self, chunk: str) -> list[Event]:
-        # Fast path: a chunk of prose that holds no character the text state stops at,
-        # with nothing pending, is one Text event (CompiledRunner.prose_chunk).
+        # The compiled runner, open, given a str: one call (CompiledRunner.feed_events;
+        # a chunk of prose with nothing to stop at is one Text event, prose_chunk).
         fast = self._fast
-        if fast is not None and type(chunk) is str and self._ctx.state == "text":
-            got = fast.prose_chunk(chunk)
-            if got is not None:
-                return got
+        if fast is not None and type(chunk) is str:
+            try:
+                return fast.feed_events(chunk)
+            except MalformedBlockError as e:
+                self._closed = True
+                self._fast = None
+                e.events = self._drain()  # on_malformed="raise": nothing decided is lost
+                raise
+            except BaseException:
+                self._closed = True
+                self._fast = None
+                raise
         if self._closed:
             raise FeedAfterCloseError("feed() after close(): make a new Sieve for a new stream")
         if not isinstance(chunk, str):

@@ -217,3 +217,39 @@ def test_hermes_type_problems_are_reported_by_the_reader_as_by_the_steps() -> No
     got = three_ways(doc, [doc], dialects=["hermes"], tools=TOOLS)
     assert taken(dialects=["hermes"], tools=TOOLS) == before + 1
     assert [e.code for e in got if isinstance(e, callsieve.Diagnostic)] == ["type_mismatch"]
+
+
+# ------------------------------------------------------- JSON structure in runs
+@st.composite
+def spaced_json(draw: st.DrawFn, value: Any) -> str:
+    """``value`` as JSON with whitespace of every kind between its tokens."""
+    def ws() -> str:
+        return draw(st.text(alphabet=" \t\r\n", max_size=2))
+
+    if isinstance(value, dict):
+        items = [ws() + json.dumps(k) + ws() + ":" + ws() + draw(spaced_json(v)) + ws() for k, v in value.items()]
+        return "{" + ",".join(items) + "}" if items else "{" + ws() + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(ws() + draw(spaced_json(v)) + ws() for v in value) + "]"
+    return json.dumps(value, ensure_ascii=draw(st.booleans()))
+
+
+JSON_LEAF = st.one_of(st.integers(-9, 99), st.booleans(), st.none(), value_text(), st.sampled_from(['"', "\\", "a\\\"b"]))
+
+
+@given(st.data())
+def test_json_bodies_read_in_runs_decide_what_the_steps_decide(data: st.DataObject) -> None:
+    """Hermes bodies with whitespace anywhere between tokens, nested objects and arrays,
+    escapes and keys given twice, cut anywhere: the JSON structure's run
+    (``callsieve.regions.json_run``) and the whole-block reader against the steps."""
+    args = data.draw(st.recursive(st.dictionaries(NAME, JSON_LEAF, max_size=3),
+                                  lambda inner: st.dictionaries(NAME, inner | st.lists(inner, max_size=2), max_size=3),
+                                  max_leaves=8))
+    body = data.draw(spaced_json({"name": data.draw(st.sampled_from(["f", "write", "g"])), "arguments": args}))
+    if data.draw(st.booleans()):
+        k = data.draw(st.integers(0, len(body)))
+        body = body[:k] + data.draw(st.sampled_from(['"name": "h", ', ", ", ":", '"', "\\", " ", "}"])) + body[k:]
+    doc = "Go.\n<tool_call>" + data.draw(st.sampled_from(["", "\n", " "])) + body + "\n</tool_call>\nok"
+    pieces = [doc] if data.draw(st.booleans()) else data.draw(chunks(doc))
+    three_ways(doc, pieces, dialects=["hermes"], tools=data.draw(st.sampled_from([None, TOOLS])),
+               max_block_chars=data.draw(st.sampled_from([1 << 20, 30, 60])))

@@ -44,6 +44,7 @@ from callsieve.regions import dumps, quote
 from callsieve.regions.block import Call
 from callsieve.regions.engine import EngineModel
 from callsieve.regions.json_body import CALL, MAX_DEPTH, SKIP
+from callsieve.regions.json_run import JsonStructure
 from callsieve.regions.value import chosen
 from callsieve.schema import is_string_only
 
@@ -131,7 +132,10 @@ class WholeBlocks:
     counts the blocks decided whole (the tests read it)."""
 
     def __init__(self, machine: Any, steps_rest: dict[str, dict[str, Any]], class_of: dict[str, str],
-                 bulk: dict[str, Any]) -> None:
+                 bulk: dict[str, Any], table: dict[str, dict[str, Any]] | None = None) -> None:
+        #: The run of the JSON body's structure (``callsieve.regions.json_run``), where
+        #: the machine's rows are the ones it stands in for (built here: once per machine).
+        self.json_run: JsonStructure | None = JsonStructure.of(table, class_of, bulk) if table is not None else None
         self._tag_rows: dict[str, Any] = steps_rest.get("maybe_tag", {})
         self._class_of = class_of
         matchers: dict[str, Matcher] = machine.matchers
