@@ -276,6 +276,16 @@ class Matcher:
             # chunk's end.
             limit = i + (MAX_TAG_CHARS + 1) - len(tag)
             e = ends(s, i, limit)
+            if e is None and len(s) <= limit:
+                # No end character before the chunk's end: no prefix is complete, and
+                # if the whole rest is still a prefix of a marker, so is every shorter
+                # one (a tag cut by a token-sized chunk: one question through the memo,
+                # not one per character; issue 27).
+                t = tag + s[i:]
+                if (known(t) or classify(t))[0] == VIABLE:
+                    end = (len(s), VIABLE)
+                    self._last_end = (s, i, tag, end)
+                    return end
             while e is not None:
                 p = e.end()
                 t = tag + s[i:p]
