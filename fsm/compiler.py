@@ -739,15 +739,11 @@ class CompiledRunner:
             self._step(EOF_TRIGGER, "")
 
     def feed_events(self, chunk: str) -> list[Event]:
-        """``Sieve.feed`` for an open sieve given a ``str``: the prose fast path
-        (:meth:`prose_chunk`), or :meth:`feed`, then the events decided (what the sieve's
-        drain does). One call per chunk from the sieve (issue 27: token-sized chunks
+        """``Sieve.feed`` for an open sieve given a ``str``, where :meth:`prose_chunk`
+        was not asked or said None: :meth:`feed`, then the events decided (what the
+        sieve's drain does), in one call from the sieve (issue 27: token-sized chunks
         paid for several), and, in the compiled build, native."""
         ctx = self.ctx
-        if ctx.state == "text":
-            got = self.prose_chunk(chunk)
-            if got is not None:
-                return got
         self.feed(chunk)
         if ctx.text_buf or ctx.delta_buf or ctx.reason_raw or ctx.dropped:
             ctx.flush()

@@ -72,8 +72,9 @@ COMMIT = "commit_value"
 Decision = tuple[int, bool, str, str, Any]
 #: Decisions kept per context before the memo is cleared (tags carry names).
 _MEMO_LIMIT = 4096
-_MISSING: Any = object()
-_NONE: dict[str, Any] = {}
+#: The decision "not plain: the steps decide" (memoised as any other; None: not asked yet).
+_NO: Decision = (0, False, "", "", None)
+_NONE: dict[str, Decision] = {}
 
 
 class _Refused(ValueError):
@@ -188,26 +189,25 @@ class WholeBlocks:
         #: where the text state's scan stops at one of these, a block opener may begin
         self.opener_starts = text.start_chars if text is not None and text.end_chars and (self._xml or self._json_after) else ""
         self._opener_tag: Any = re.compile(_tag_pattern(text.start_chars, text.end_chars)).match if self.opener_starts and text else None
-        self._memo: dict[str, dict[Matcher, dict[str, Decision | None]]] = {}
+        self._memo: dict[str, dict[Matcher, dict[str, Decision]]] = {}
         self.taken = 0
 
     # ------------------------------------------------------------ decisions
-    def _memos(self, home: str) -> dict[Matcher, dict[str, Decision | None]]:
+    def _memos(self, home: str) -> dict[Matcher, dict[str, Decision]]:
         """The decisions taken in blocks begun in ``home``, per context (matcher)."""
         got = self._memo.get(home)
         if got is None:
             got = self._memo[home] = {}
         return got
 
-    def _decided(self, memos: dict[Matcher, dict[str, Decision | None]], m: Matcher, tag: str,
-                 home: str) -> Decision | None:
+    def _decided(self, memos: dict[Matcher, dict[str, Decision]], m: Matcher, tag: str, home: str) -> Decision:
         """``_decide``, through the memo (the same few tags come again and again)."""
         memo = memos.get(m)
         if memo is None:
             memo = memos[m] = {}
         elif len(memo) >= _MEMO_LIMIT:
             memo.clear()
-        d = memo[tag] = self._decide(m, tag, home)
+        d = memo[tag] = self._decide(m, tag, home) or _NO
         return d
 
     def _decide(self, m: Matcher, tag: str, home: str) -> Decision | None:
@@ -311,10 +311,10 @@ class WholeBlocks:
         m = self._matchers["text"]
         home = ctx.state
         memos = self._memos(home)
-        d = memos.get(m, _NONE).get(tag, _MISSING)
-        if d is _MISSING:
+        d = memos.get(m, _NONE).get(tag)
+        if d is None:
             d = self._decided(memos, m, tag, home)
-        if d is None or d[0] != OPEN_BLOCK:
+        if d[0] != OPEN_BLOCK:
             return i
         e = t.end()
         plan = self._xml.get(d[2])
@@ -389,10 +389,10 @@ class WholeBlocks:
         tag = t.group()
         m = self._matchers[state]
         memos = self._memos(home)
-        d = memos.get(m, _NONE).get(tag, _MISSING)
-        if d is _MISSING:
+        d = memos.get(m, _NONE).get(tag)
+        if d is None:
             d = self._decided(memos, m, tag, home)
-        if d is None or d[0] != CLOSE_BLOCK or d[1]:
+        if d[0] != CLOSE_BLOCK or d[1]:
             return at
         e: int = t.end()
         tools = ctx.cfg.tools
@@ -447,10 +447,10 @@ class WholeBlocks:
                 m = matchers.get(state)
                 if m is None:
                     return at
-                d = memos.get(m, _NONE).get(tag, _MISSING)
-                if d is _MISSING:
+                d = memos.get(m, _NONE).get(tag)
+                if d is None:
                     d = self._decided(memos, m, tag, home)
-                if d is None or d[1]:
+                if not d[0] or d[1]:
                     return at
                 origin = state
                 e = t.end()
@@ -493,16 +493,16 @@ class WholeBlocks:
                 value, tag, tag2 = t.group(1, 2, 3)
                 if unescape and "&" in value:
                     return at
-                d2 = memos.get(pm, _NONE).get(tag, _MISSING)
-                if d2 is _MISSING:
+                d2 = memos.get(pm, _NONE).get(tag)
+                if d2 is None:
                     d2 = self._decided(memos, pm, tag, home)
-                if d2 is None or d2[0] != HOLD_CLOSE or d2[1]:
+                if d2[0] != HOLD_CLOSE or d2[1]:
                     return at
                 tag = tag2
-                d = memos.get(am, _NONE).get(tag, _MISSING)
-                if d is _MISSING:
+                d = memos.get(am, _NONE).get(tag)
+                if d is None:
                     d = self._decided(memos, am, tag, home)
-                if d is None or not d[1] or d[0] not in (OPEN_PARAM, CLOSE_CALL):
+                if not d[1] or d[0] not in (OPEN_PARAM, CLOSE_CALL):
                     return at
                 if strip:
                     if value[:1] == "\n":
