@@ -13,8 +13,8 @@ value's only if neither the value's close nor a real opener stands in it; else t
 nesting is withdrawn, the section ends at that first ``]]>`` as XML reads it, and what
 followed is read again as the value (once: the block reads no nesting after that). The
 end of the stream before the outer close withdraws it too. In a block that is itself
-a deviation, a real opener in a section ends the block there (``cut_at``), as one in
-its value does.
+a deviation, a real opener in a section ends the block there, as one in its value does
+(what follows it is read again in the value, which listens for it).
 
 State run (``cdata_span``): from ``in_cdata``, everything up to the next ``]]>`` is
 value, however its ``]`` runs send the machine through ``cdata_rb`` and ``cdata_rbrb``
@@ -146,10 +146,22 @@ class CdataModel(ValueModel):
     def close_cdata(self, ch: str) -> None:
         """The section's ``]]>``. After a nesting (``cdata_pending``): the nesting holds
         if what followed its first inner close has neither the value's close nor a
-        real opener in it (its evidence is its own); else it is withdrawn."""
+        real opener in it (its evidence is its own); else it is withdrawn. In a block
+        that is itself a deviation, a real opener in the section ends the block: what
+        follows it is read again in the value, which listens for real openers (and
+        ends the block at this one)."""
         b = self._block()
         self._hold(ch)
         b.cdata_held = ""
+        at = self.opener_inside(b.cdata_open_at)
+        if at >= 0:
+            b.cdata_pending = None
+            raw = b.raw.join()
+            b.raw = Pieces()
+            b.raw.append(raw[:at])
+            b.raw_len = at
+            self.pushback = raw[at:] + self.pushback
+            return
         pending = b.cdata_pending
         if pending is None:
             return
@@ -195,17 +207,6 @@ class CdataModel(ValueModel):
         b = self.block
         return b is not None and b.cdata_pending is not None and not b.spilled
 
-    def cdata_opener_inside(self, ch: str) -> bool:
-        """The section of a block that is itself a deviation closes with a real opener
-        in it: the block ends there (a tolerated construct ends where one begins)."""
-        b = self.block
-        return b is not None and bool(b.tolerance) and b.cdata_depth == 0 and self.opener_inside(b.cdata_open_at) >= 0
-
-    def cdata_cut_at_opener(self, ch: str) -> None:
-        b = self._block()
-        b.cdata_pending = None
-        b.cdata_held = ""
-        self.cut_at(self.opener_inside(b.cdata_open_at))
 
 
 STATES = (
@@ -221,7 +222,6 @@ RULES = (
     *on("cdata_rb", but("rbrack"), "in_cdata", "cdata_release", "reprocess"),
     *on("cdata_rbrb", ["rbrack"], "cdata_rbrb", "cdata_shift"),
     *on("cdata_rbrb", ["gt"], "in_cdata", "close_inner_cdata", when=["cdata_nested"], rank=10),
-    *on("cdata_rbrb", ["gt"], "text", "cdata_cut_at_opener", "reprocess", when=["cdata_opener_inside"], rank=15),
     *on("cdata_rbrb", ["gt"], "in_param", "close_cdata", rank=20),
     *on("cdata_rbrb", but("rbrack", "gt"), "in_cdata", "cdata_release", "reprocess"),
     *[r for s in ("in_cdata", "cdata_rb", "cdata_rbrb") for r in (

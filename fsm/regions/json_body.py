@@ -87,8 +87,11 @@ class JsonBodyModel(CaptureModel):
     jhex = ""
     jhigh = ""  # a high surrogate waiting for its low half
     jbad = ""  # why the body is not JSON, once known
-    #: where the open string began in the block's raw (``j_opener_in_string``)
+    #: where the open string began in the block's raw (``j_string_end`` searches it)
     jstr_from = 0
+    #: where a real opener stands in a string of a block that is itself a deviation:
+    #: the block ends there (-1: none)
+    jcut = -1
 
     # ------------------------------------------------------------ begin / end
     def json_begin(self, ch: str = "") -> None:
@@ -103,6 +106,7 @@ class JsonBodyModel(CaptureModel):
         self.jnoted = []
         self.jrole = CALL if isinstance(shape, JsonCall) else CALLS if isinstance(shape, JsonCalls) else ARGS
         self.jbad = ""
+        self.jcut = -1
         b = self._block()
         if self.jrole == ARGS and b.call is not None:
             b.call.json_args = True
@@ -180,7 +184,8 @@ class JsonBodyModel(CaptureModel):
         return bool(self.jframes) and self.jframes[-1].kind == "["
 
     def j_nameless_call(self, ch: str) -> bool:
-        """The container about to close is a call object that named no call."""
+        """The container about to close is a call object that named no call (a JSON
+        call object in ``j_next`` or ``j_key_first``: a ``}`` there closes it)."""
         if not self.jframes or self.jframes[-1].role != CALL:
             return False
         call = self._call()
@@ -293,17 +298,6 @@ class JsonBodyModel(CaptureModel):
             elif self.jrole == EMIT:
                 self._out('"')
 
-    def j_opener_in_string(self, ch: str) -> bool:
-        """A string of a block that is itself a deviation ends here with a real opener
-        in it (a tolerated construct ends where one begins, issue 23)."""
-        b = self.block
-        return b is not None and bool(b.tolerance) and self.opener_inside(self.jstr_from) >= 0
-
-    def j_cut_at_opener(self, ch: str) -> None:
-        self.jin_key = False
-        self.jstrs = []
-        self.cut_at(self.opener_inside(self.jstr_from))
-
     def j_key_begin(self, ch: str) -> None:
         self.jin_key = True
         self.j_string_begin(ch)
@@ -394,6 +388,15 @@ class JsonBodyModel(CaptureModel):
     def j_string_end(self, ch: str) -> None:
         self._hold(ch)
         self._flush_high()
+        b = self.block
+        if b is not None and b.tolerance and not self.jbad:
+            at = self.opener_inside(self.jstr_from)
+            if at >= 0:
+                # A block that is itself a deviation, a real opener in its string: it
+                # ends there (a tolerated construct ends where one begins, issue 23),
+                # at the next step (``j_bad``; ``j_fail`` cuts it at the opener).
+                self.jcut = at
+                self.jbad = "a real opener stands in a JSON string of a block that is itself a deviation"
         text = "".join(self.jstrs)
         self.jstrs = []
         if self.jin_key:
@@ -544,15 +547,25 @@ class JsonBodyModel(CaptureModel):
         self._after_value()
 
     def j_bad(self, ch: str) -> bool:
-        return bool(self.jbad)
+        """The body is known not to be JSON (``jbad``), or this ``}`` would close a
+        call object that named no call: it fails there (read on, a block with no close
+        of its own would take the next call's marker, and that call, into a malformed
+        block: granite_20b_fc's ``<function_call> {…} <function_call> {…}``)."""
+        return bool(self.jbad) or (ch == "}" and self.j_nameless_call(ch))
 
     def j_fail(self, ch: str) -> None:
         """Not JSON: the block is malformed."""
         b = self._block()
+        if not self.jbad and ch == "}" and self.j_nameless_call(ch):
+            self.jbad = "the call object has no name"
         b.malformed_reason = b.malformed_reason or (self.jbad or f"unexpected {ch!r} in a JSON body")
         self.jbad = b.malformed_reason
 
     def j_abort(self, ch: str) -> None:
+        cut, self.jcut = self.jcut, -1
+        if cut >= 0:
+            self.cut_at(cut)  # (``ch`` is read again after what followed the opener)
+            return
         self.j_fail(ch)
         self.abort_block(ch)
 
@@ -604,11 +617,6 @@ def _rules() -> tuple[object, ...]:
     r.extend(on("j_next", [OTHER], "j_value", "j_ws", "j_after_comma", when=["j_is_comma", "j_in_array"], rank=3))
     # closing a container: the outermost one's ends the body (EXIT: the composer makes one
     # row per place a JSON body stands, each to what follows it there)
-    # (a call object closed with no name fails there: read on, a block with no close of
-    # its own would take the next call's marker, and that call, into a malformed block)
-    for s in ("j_next", "j_key_first"):
-        r.extend(on(s, ["rbrace"], "text", "j_close", "j_abort", when=["j_outermost", "j_in_object", "j_nameless_call"],
-                    rank=9))
     for s, trig, guard in (("j_next", "rbrace", "j_in_object"), ("j_next", "rbrack", "j_in_array")):
         r.extend(on(s, [trig], EXIT, "j_close_body", when=["j_outermost", guard], rank=10))
     for s, trig in (("j_key_first", "rbrace"), ("j_array_first", "rbrack")):
@@ -617,7 +625,6 @@ def _rules() -> tuple[object, ...]:
                            ("j_key_first", "rbrace", "j_in_object"), ("j_array_first", "rbrack", "j_in_array")):
         r.extend(on(s, [trig], "j_next", "j_close", when=[guard], rank=50))
     # strings
-    r.extend(on("j_string", ["quote"], "text", "j_cut_at_opener", "reprocess", when=["j_opener_in_string"], rank=0))
     r.extend(on("j_string", ["quote"], "j_colon", "j_string_end", when=["j_in_key"], rank=1))
     r.extend(on("j_string", ["quote"], "j_next", "j_string_end", rank=2))
     r.extend(on("j_string", ["bslash"], "j_escape", "j_hold_escape", rank=3))
