@@ -966,6 +966,9 @@ def test_the_new_tolerances_in_a_fence_a_code_span_a_value_or_prose_stay_text_or
 
 
 GLM = REGISTRY["glm45"]
+#: every built-in dialect's real openers (the test runs GLM alone and with all enabled)
+_REAL_OPENERS = callsieve.Sieve().machine.openers
+assert _REAL_OPENERS is not None
 GLM_CODE = {"value": "missing_value_open", "key": "doubled_key_open", "stray": "stray_value_close"}
 
 
@@ -999,9 +1002,12 @@ def test_dropping_or_doubling_a_tolerated_glm_marker_keeps_the_calls_and_says_so
             block = block[:i] + "<arg_key>" + block[i:]
         elif k == victim:
             # a value that begins with whitespace or a start character cannot lose its
-            # opener unchanged: spaces before it are markup, a tag there is read again
+            # opener unchanged: spaces before it are markup, a tag there is read again;
+            # nor one that holds a real opener of an enabled dialect: a value assumed
+            # opened ends there (its evidence is its own markup, never a block's)
             opens = [m for m in range(len(block)) if block.startswith("<arg_value>", m)
-                     and block[m + len("<arg_value>") : m + len("<arg_value>") + 1] not in (" ", "\t", "\r", "\n", "<", "＜")]
+                     and block[m + len("<arg_value>") : m + len("<arg_value>") + 1] not in (" ", "\t", "\r", "\n", "<", "＜")
+                     and _REAL_OPENERS.find(block[m: block.index("</arg_value>", m)]) < 0]
             if not opens:
                 how = "key"
                 i = block.index("<arg_key>")
