@@ -751,11 +751,13 @@ def _render(view: View, marks: Marks | None, path_only: bool) -> str:
         # 0.45-0.7), nodesep 1.4, mclimit 2, ranksep 0.45 left no view overlapping; with
         # gemma4 and olmo3, nodesep 1.5, mclimit 1.5, ranksep 0.55 (drawn the same way);
         # with code listening for markers (issue 22), ranksep 0.5 (0.55 and 0.6 stacked
-        # two labels into text; nodesep 1.6 cleared the overview too). A
+        # two labels into text; nodesep 1.6 cleared the overview too); with issues 22, 23
+        # and 27 together, mclimit 2 (of 18 settings, nodesep 1.4-1.6, mclimit 1-2, ranksep
+        # 0.5-0.55, three cleared the overview: 1.5/2/0.5 kept the rest as they were). A
         # trace's path picture, a strip for a screen, keeps nodesep 0.4, mclimit 0.5 and
         # ranksep 0.5 (its height).
         ("graph", [("rankdir", "LR"), ("compound", "true"), ("newrank", "true"),
-                   ("nodesep", "0.4" if path_only else "1.5"), ("mclimit", "0.5" if path_only else "1.5"),
+                   ("nodesep", "0.4" if path_only else "1.5"), ("mclimit", "0.5" if path_only else "2"),
                    ("ranksep", "0.5"), ("fontname", "Helvetica"), ("fontsize", "12"), ("labelloc", "t"), ("label", title)]),
         ("node", [("shape", "box"), ("style", "rounded,filled"), ("fillcolor", "white"), ("fontname", "Helvetica"),
                   ("fontsize", "11"), ("margin", "0.08,0.04")]),
