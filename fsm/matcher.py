@@ -326,9 +326,12 @@ class Matcher:
         """Where the first complete marker of this context begins in ``s`` at or after
         ``i`` (-1 if none): a search of data a context read whole (a tolerated
         construct's strings, a nested CDATA section) for markup it passed over."""
-        if self._partial is None:
+        if not self._alts:
             return -1
-        m = self._partial.search(s, i)
+        partial = self._partial
+        if partial is None:
+            partial = self._load()
+        m = partial.search(s, i)
         return -1 if m is None else m.start()
 
     def tail_viable(self, s: str, k: int) -> bool:
