@@ -33,23 +33,12 @@ HOSTILE_SIZE = 10_000
 @pytest.fixture(scope="module")
 def report() -> dict[str, Any]:
     import contextlib
-    import gc
     import io
 
     out = io.StringIO()
-    # The bench collects garbage before every run it times (some 500 here). In a test
-    # worker that heap is every machine the earlier tests composed, and a full collection
-    # of it took longer than the runs it precedes (most of this fixture's time). Frozen,
-    # those objects are left out of every collection, and the bench's own are collected
-    # as before: what is tested, the report's shape, does not depend on it.
-    gc.collect()
-    gc.freeze()
-    try:
-        with contextlib.redirect_stdout(out):
-            rc = main(["bench", "--quick", "--json", "--size", str(REPORT_SIZE), "--naive-budget", "0.02",
-                       "--hostile-size", str(HOSTILE_SIZE)])
-    finally:
-        gc.unfreeze()
+    with contextlib.redirect_stdout(out):
+        rc = main(["bench", "--quick", "--json", "--size", str(REPORT_SIZE), "--naive-budget", "0.02",
+                   "--hostile-size", str(HOSTILE_SIZE)])
     assert rc == 0
     data: dict[str, Any] = json.loads(out.getvalue())
     return data
