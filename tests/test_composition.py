@@ -8,12 +8,29 @@ each kind of row (forks, the reasoning twins of ``calls_in_reasoning="call"``, s
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+import functools
+import hashlib
+import re
+import sys
+import types
+from functools import cached_property
+from typing import Any
+
 import pytest
+import regex
 
 import callsieve
-from callsieve.compiler import compile_machine, declared_rows
+import callsieve.machine as machine_module
+import callsieve.sieve as sieve_module
+from callsieve.compiler import CompiledMachine, CompiledRunner, compile_machine, declared_rows
+from callsieve.events import merged
+from callsieve.grammar.api import Dialect
 from callsieve.grammar.registry import resolve
-from callsieve.machine import build_machine, compose
+from callsieve.machine import Machine, build_machine, compose
+from callsieve.regions.whole import WholeBlocks
+from strategies import run
 
 SETS = [
     (tuple(callsieve.DIALECTS), {}),
@@ -51,3 +68,186 @@ def test_the_compiled_table_reads_the_rows_the_transitions_machine_holds(names: 
                 assert fd == dest
                 assert [(f, True) for f in (getattr(model, g) for g in guards)] == list(fg)
                 assert [getattr(model, a) for a in actions] == list(fa)
+
+
+# ------------------------------------------------------------ caches change nothing
+#
+# Composing and compiling are memoised: ``compose`` by the dialect objects and options
+# (and by their value), ``compiled`` by the machine, and inside them pure functions of
+# grammar data by value (a marker read against another's examples, a pattern's factoring,
+# a compiled alternation, ...). The tests below hold a machine made through every cache,
+# warm, to one made with every memo of the package emptied first, value for value.
+
+#: Attributes that are caches a machine fills as it runs (a matcher's classify memo and
+#: its alternation, compiled when first used; the table's scanners; the whole-block
+#: readers' count): not what was composed.
+_FILLED_AS_IT_RUNS = frozenset({"_memo", "_last_end", "_partial", "_by_group", "_field_groups", "scanners", "taken"})
+
+
+class _Digest:
+    """A digest of an object's value: what it holds, recursively (functions by their
+    code, defaults and closure; classes by their own attributes; patterns by their
+    text), never by identity, so that a structure made of shared parts and one made of
+    equal copies digest alike."""
+
+    def __init__(self) -> None:
+        self.done: dict[int, bytes] = {}
+        self.active: set[int] = set()
+        self.alive: list[object] = []  # (keeps every digested object's id its own)
+
+    def __call__(self, obj: object) -> bytes:
+        key = id(obj)
+        got = self.done.get(key)
+        if got is not None:
+            return got
+        if key in self.active:  # a cycle (a class whose method's closure holds it)
+            return b"cycle:" + type(obj).__qualname__.encode()
+        self.active.add(key)
+        try:
+            parts = self._parts(obj)
+        finally:
+            self.active.discard(key)
+        got = hashlib.sha256(b"\0".join(parts)).digest()
+        self.done[key] = got
+        self.alive.append(obj)
+        return got
+
+    def _parts(self, obj: object) -> list[bytes]:
+        kind = type(obj)
+        name = f"{kind.__module__}.{kind.__qualname__}".encode()
+        if obj is None or isinstance(obj, (bool, int, float, str, bytes, enum.Enum)):
+            return [name, repr(obj).encode()]
+        if isinstance(obj, (tuple, list)):
+            return [name, *map(self, obj)]
+        if isinstance(obj, dict):
+            return [name, *(self(k) + self(v) for k, v in obj.items())]
+        if isinstance(obj, (set, frozenset)):
+            return [name, *sorted(map(self, obj))]
+        if isinstance(obj, (re.Pattern, regex.Pattern)):
+            return [name, repr(obj.pattern).encode(), repr(obj.flags).encode()]
+        if isinstance(obj, types.FunctionType):
+            cells = tuple(c.cell_contents for c in obj.__closure__ or ())
+            return [name, obj.__module__.encode(), obj.__qualname__.encode(), self(obj.__code__),
+                    self(obj.__defaults__), self(obj.__kwdefaults__), self(cells)]
+        if isinstance(obj, types.CodeType):
+            return [name, obj.co_code, self(obj.co_consts), self(obj.co_names)]
+        if isinstance(obj, (types.BuiltinFunctionType, types.MethodType, types.MethodWrapperType)):
+            owner = getattr(obj, "__self__", None)
+            return [name, obj.__qualname__.encode(), b"" if isinstance(owner, types.ModuleType) else self(owner),
+                    self(getattr(obj, "__func__", None))]
+        if isinstance(obj, functools.partial):
+            return [name, self(obj.func), self(obj.args), self(obj.keywords)]
+        if isinstance(obj, type):
+            own = {k: v for k, v in vars(obj).items() if not (k.startswith("__") and k.endswith("__"))}
+            return [name, f"{obj.__module__}.{obj.__qualname__}".encode(), *map(self, obj.__bases__),
+                    *(self(k) + self(v) for k, v in sorted(own.items()))]
+        if isinstance(obj, (types.ModuleType, staticmethod, classmethod, property, cached_property)):
+            return [name, repr(getattr(obj, "__name__", getattr(obj, "__func__", ""))).encode()]
+        fields: dict[str, object] = {}
+        if hasattr(obj, "__dict__"):
+            fields.update(vars(obj))
+        for slot in getattr(kind, "__slots__", ()):
+            if hasattr(obj, slot):
+                fields[slot] = getattr(obj, slot)
+        assert fields or dataclasses.is_dataclass(obj), f"no way to digest a {kind.__qualname__}"
+        return [name, *(self(k) + self(v) for k, v in sorted(fields.items()) if k not in _FILLED_AS_IT_RUNS)]
+
+
+def _package_memos() -> list[Any]:
+    """Every ``functools`` cache in the package's modules (``lru_cache``, ``cache``)."""
+    found: dict[int, Any] = {}
+    for modname, module in list(sys.modules.items()):
+        if modname == "callsieve" or modname.startswith("callsieve."):
+            for value in vars(module).values():
+                if callable(value) and hasattr(value, "cache_clear") and hasattr(value, "cache_info"):
+                    found[id(value)] = value
+    return list(found.values())
+
+
+def _cold(dialects: tuple[Dialect, ...], bare: bool) -> tuple[Machine, CompiledMachine, WholeBlocks]:
+    """A machine composed and compiled with every memo of the package empty, and through
+    none of the caches of whole machines (``compose``, ``compiled``, ``whole_blocks``)."""
+    memos = _package_memos()
+    assert any(getattr(m, "__name__", "") == "_reads_same" for m in memos)  # (the helpers are found)
+    for memo in memos:
+        if memo not in (machine_module._compose, sieve_module.compiled, sieve_module.whole_blocks):
+            memo.cache_clear()
+    machine = machine_module._Composer(dialects, True, "dialect", False, bare).compose()
+    table = compile_machine(machine)
+    return machine, table, WholeBlocks(machine, table.steps_rest, table.class_of, table.bulk, table.table)
+
+
+def _sieve_parts(s: callsieve.Sieve) -> tuple[Machine, CompiledMachine, WholeBlocks]:
+    runner = s.runner
+    assert isinstance(runner, CompiledRunner) and runner.whole is not None
+    return s.machine, runner.c, runner.whole
+
+
+#: every registered dialect alone (as ``Sieve([name])`` composes it: bare calls read),
+#: and the default ``Sieve()`` (every built-in dialect, no bare calls)
+FINGERPRINTED = [([name], True) for name in callsieve.DIALECTS] + [(None, False)]
+
+
+@pytest.mark.parametrize("names, bare", FINGERPRINTED, ids=lambda x: ",".join(x) if isinstance(x, list) else str(x))
+def test_a_machine_through_every_cache_is_the_machine_composed_with_none(names: list[str] | None, bare: bool) -> None:
+    warm = callsieve.Sieve(names)
+    assert warm.bare_calls is bare
+    again = callsieve.Sieve(names)
+    # The caches of whole machines: a second sieve of the same dialects runs the same
+    # machine and table (shared: read only, every stream's state is on its own model).
+    assert again.machine is warm.machine and _sieve_parts(again) == _sieve_parts(warm)
+    # Equal dialects that are other objects find the same machine too (by value).
+    copies = tuple(dataclasses.replace(d) for d in warm.dialects)
+    assert copies == warm.dialects and all(c is not d for c, d in zip(copies, warm.dialects))
+    assert machine_module.compose(copies, True, "dialect", False, bare) is warm.machine
+    cold = _cold(warm.dialects, bare)
+    assert cold[0] is not warm.machine
+    assert cold[0].decl == warm.machine.decl
+    digest = _Digest()
+    for made, cached in zip(cold, _sieve_parts(warm)):
+        assert digest(made) == digest(cached), type(made).__name__
+
+
+def test_the_digest_tells_machines_apart() -> None:
+    """(The fingerprint above can fail: machines that differ digest apart, in their
+    declaration, their matchers and their table.)"""
+    digest = _Digest()
+    hermes, qwen = callsieve.Sieve(["hermes"]), callsieve.Sieve(["qwen3_coder"])
+    strict = callsieve.Sieve(["hermes"], strict=True)
+    parts = [_sieve_parts(s) for s in (hermes, qwen, strict)]
+    for k in range(2):  # the machine, the table
+        assert len({digest(p[k]) for p in parts}) == 3
+    assert digest(parts[0][2]) != digest(parts[1][2])  # the whole-block readers (strict or not: alike)
+    assert digest(hermes.machine.matchers) != digest(qwen.machine.matchers)
+    assert digest(hermes.machine.decl) != digest(strict.machine.decl)
+
+
+# ------------------------------------------------------------ sieves of one machine
+
+DOCS = [
+    'Hi <tool_call>{"name": "f", "arguments": {"k": 1}}</tool_call> and `<tool_call>` in code.',
+    "<think>maybe <tool_call>\n</think>\n<tool_call>\n<function=w>\n<parameter=c>\nx < y\n</parameter>\n"
+    "</function>\n</tool_call> done",
+    '[TOOL_CALLS]get[ARGS]{"a": [1, 2]} then <|tool_calls_section_begin|> broken <tool_call',
+    "```\n<tool_call>{}</tool_call>\n```\n<tool_calls>\n<invoke name=\"w\">\n<parameter name=\"c\">"
+    "<![CDATA[a]]>b]]></parameter>\n</invoke>\n</tool_calls>",
+]
+
+
+@pytest.mark.parametrize("runner", ["compiled", "reference"])
+@pytest.mark.parametrize("size", [1, 2, 3, 7])
+def test_sieves_of_one_cached_machine_keep_their_streams_apart(runner: str, size: int) -> None:
+    """Sieves built from one cached machine share its tables (read only) and nothing
+    they write: fed in turn, each cut its own way, each stream ends as it does alone."""
+    cuts = [[d[i : i + size + k] for i in range(0, len(d), size + k)] for k, d in enumerate(DOCS)]
+    alone = [merged(run(parts, runner=runner)) for parts in cuts]
+    sieves = [callsieve.Sieve(runner=runner, id_prefix="call_") for _ in DOCS]  # type: ignore[arg-type]
+    assert all(s.machine is sieves[0].machine for s in sieves)
+    assert len({id(s._ctx) for s in sieves}) == len(sieves)
+    out: list[list[callsieve.Event]] = [[] for _ in DOCS]
+    for step in range(max(map(len, cuts))):
+        for k, parts in enumerate(cuts):
+            if step < len(parts):
+                out[k] += sieves[k].feed(parts[step])
+    assert [merged(o + s.close()) for o, s in zip(out, sieves)] == alone
+    assert all(any(isinstance(e, callsieve.ToolCall) for e in a) for a in alone)
