@@ -164,7 +164,7 @@ def _package_memos() -> list[Any]:
     return list(found.values())
 
 
-def _cold(dialects: tuple[Dialect, ...], bare: bool) -> tuple[Machine, CompiledMachine, WholeBlocks]:
+def _cold(dialects: tuple[Dialect, ...], options: dict[str, Any]) -> tuple[Machine, CompiledMachine, WholeBlocks]:
     """A machine composed and compiled with every memo of the package empty, and through
     none of the caches of whole machines (``compose``, ``compiled``, ``whole_blocks``)."""
     memos = _package_memos()
@@ -172,7 +172,8 @@ def _cold(dialects: tuple[Dialect, ...], bare: bool) -> tuple[Machine, CompiledM
     for memo in memos:
         if memo not in (machine_module._compose, sieve_module.compiled, sieve_module.whole_blocks):
             memo.cache_clear()
-    machine = machine_module._Composer(dialects, True, "dialect", False, bare).compose()
+    machine = machine_module._Composer(dialects, options.get("reasoning", True), options.get("calls_in_reasoning", "dialect"),
+                                       options.get("strict", False), options["bare_calls"]).compose()
     table = compile_machine(machine)
     return machine, table, WholeBlocks(machine, table.steps_rest, table.class_of, table.bulk, table.table)
 
@@ -183,29 +184,46 @@ def _sieve_parts(s: callsieve.Sieve) -> tuple[Machine, CompiledMachine, WholeBlo
     return s.machine, runner.c, runner.whole
 
 
-#: every registered dialect alone (as ``Sieve([name])`` composes it: bare calls read),
-#: and the default ``Sieve()`` (every built-in dialect, no bare calls)
-FINGERPRINTED = [([name], True) for name in callsieve.DIALECTS] + [(None, False)]
+def _matchers(m: Machine) -> list[Any]:
+    return [*m.matchers.values(), *(x for by in m.scoped.values() for x in by.values()), m.openers]
 
 
-@pytest.mark.parametrize("names, bare", FINGERPRINTED, ids=lambda x: ",".join(x) if isinstance(x, list) else str(x))
-def test_a_machine_through_every_cache_is_the_machine_composed_with_none(names: list[str] | None, bare: bool) -> None:
-    warm = callsieve.Sieve(names)
-    assert warm.bare_calls is bare
-    again = callsieve.Sieve(names)
+#: Every registered dialect alone (as ``Sieve([name])`` composes it: bare calls read),
+#: the default ``Sieve()`` (every built-in dialect, no bare calls), and sets with each
+#: option the machine depends on.
+FINGERPRINTED: list[tuple[list[str] | None, dict[str, Any]]] = [
+    *(([name], {"bare_calls": True}) for name in callsieve.DIALECTS),
+    (None, {"bare_calls": False}),
+    (["hermes", "qwen3_coder", "glm45"], {"bare_calls": True, "calls_in_reasoning": "call"}),
+    (["mistral", "xlam", "kimi_k2"], {"bare_calls": True, "strict": True}),
+    (["harmony", "dsml", "llama3_json"], {"bare_calls": False, "reasoning": False}),
+]
+
+
+@pytest.mark.parametrize("names, options", FINGERPRINTED,
+                         ids=lambda x: ",".join(x) if isinstance(x, list) else "-".join(f"{k}={v}" for k, v in x.items())
+                         if isinstance(x, dict) else str(x))
+def test_a_machine_through_every_cache_is_the_machine_composed_with_none(names: list[str] | None,
+                                                                          options: dict[str, Any]) -> None:
+    warm = callsieve.Sieve(names, **options)
+    again = callsieve.Sieve(names, **options)
     # The caches of whole machines: a second sieve of the same dialects runs the same
     # machine and table (shared: read only, every stream's state is on its own model).
     assert again.machine is warm.machine and _sieve_parts(again) == _sieve_parts(warm)
     # Equal dialects that are other objects find the same machine too (by value).
     copies = tuple(dataclasses.replace(d) for d in warm.dialects)
     assert copies == warm.dialects and all(c is not d for c, d in zip(copies, warm.dialects))
-    assert machine_module.compose(copies, True, "dialect", False, bare) is warm.machine
-    cold = _cold(warm.dialects, bare)
+    assert callsieve.Sieve(list(copies), **options).machine is warm.machine
+    cold = _cold(warm.dialects, options)
     assert cold[0] is not warm.machine
     assert cold[0].decl == warm.machine.decl
     digest = _Digest()
     for made, cached in zip(cold, _sieve_parts(warm)):
         assert digest(made) == digest(cached), type(made).__name__
+    # A matcher's alternation is compiled when first used (memoised by its text): each
+    # is the pattern of its own alternation, cold or warm.
+    for m in _matchers(cold[0]) + _matchers(warm.machine):
+        assert m is None or not m._alts or m._load().pattern == m._alts
 
 
 def test_the_digest_tells_machines_apart() -> None:
