@@ -52,7 +52,7 @@ class Declaration:
     @cached_property
     def _ordered(self) -> tuple[Transition, ...]:
         # (sorted once: validation, both runners and the diagrams each read the order,
-        # some 39,000 rows with every dialect; the keys made by C-level maps, not a
+        # some 41,000 rows with every dialect; the keys made by C-level maps, not a
         # Python function per row)
         order = {s.name: i for i, s in enumerate(self.states)}
         trig = {t: i for i, t in enumerate(self.char_triggers + (EOF_TRIGGER, OVERFLOW))}
@@ -71,7 +71,7 @@ def validate(decl: Declaration, model: type) -> None:
         raise GrammarError(f"initial state {decl.initial!r} is not declared")
     all_triggers = frozenset(decl.char_triggers + (EOF_TRIGGER, OVERFLOW))
     by_pair: dict[tuple[str, str], list[Transition]] = {}
-    # (the callbacks of each distinct (guards, actions) checked once: some 39,000 rows
+    # (the callbacks of each distinct (guards, actions) checked once: some 41,000 rows
     # with every dialect name a few hundred callbacks; the rows come sorted by source
     # and trigger, so each pair's rows are one run)
     # (rows expanded from one rule share its guards and actions tuples: checked by the
@@ -143,7 +143,7 @@ def _check_reachable(decl: Declaration) -> None:
     sieve may start), and every state able to get back to ``text`` without ``eof``."""
     succ: dict[str, set[str]] = {s.name: set() for s in decl.states}
     pred: dict[str, set[str]] = {s.name: set() for s in decl.states}
-    # (each edge once: some 39,000 rows with every dialect join a few thousand pairs)
+    # (each edge once: some 41,000 rows with every dialect join a few thousand pairs)
     for source, dest in {(t.source, t.dest) for t in decl.transitions if t.trigger not in (EOF_TRIGGER, OVERFLOW)}:
         succ[source].add(dest)
         pred[dest].add(source)

@@ -8,8 +8,8 @@ a runner fires the machine's events on its own model (``machine.events[t].trigge
 ch)``, what the ``trigger`` method transitions adds to a model calls), so the rows,
 their order, guards and actions are that one machine's, and all per-stream state is on
 the model (its ``state`` included). The shared machine registers no model: it is
-never written to while it runs, and holds no stream alive. Building it (~4,300 rows
-with every dialect) took ~45 ms, rebuilt for every sieve: most of what the
+never written to while it runs, and holds no stream alive. Building it (some 41,000 rows
+with every dialect, a few tenths of a second) for every sieve was most of what the
 differential tests spent on the reference side. A runner whose machine is to be
 instrumented (``callsieve diagram --trace``) takes a machine of its own first
 (:meth:`ReferenceRunner.isolate`), so no other runner is traced.
