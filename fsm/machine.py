@@ -1116,9 +1116,15 @@ def _back_home(transitions: list[Transition], states: list[StateDecl], homes: di
     for r in homes:
         guards[f"home:{r}"] = generated.home_guard(r)
     out: list[Transition] = []
+    # (whose block a row ends depends on its source and first guard alone: the rows a
+    # rule expands to, one per trigger, are asked once)
+    ended: dict[tuple[str, str | None], str | None] = {}
     for t in transitions:
         out.append(t)
-        whose = _block_ended(t, owner, dialects) if t.dest == "text" else None
+        if t.dest != "text":
+            continue
+        key = (t.source, t.guards[0] if t.guards else None)
+        whose = ended[key] if key in ended else ended.setdefault(key, _block_ended(t, owner, dialects))
         if whose is None:
             continue
         eof = ("reasoning_eof",) if t.trigger == EOF_TRIGGER else ()
