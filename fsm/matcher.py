@@ -139,7 +139,7 @@ class Matcher:
             # so it closes last and is the match's ``lastindex``.
             self._by_group = {self._partial.groupindex[f"M{i}"]: e for i, e in enumerate(entries)}
             #: the field groups (``tag_fields``) the patterns have
-            self._field_groups = tuple(g for g in ("attrs", "name") if g in self._partial.groupindex)
+            self._field_groups = tuple(g for g in ("attrs", "name", "same") if g in self._partial.groupindex)
             # (A marker after a stray prefix is not scanned for: the scan stops one
             # character early instead, where a start character stands right before a
             # marker it found; ``prefix_tail``.)
