@@ -821,10 +821,9 @@ class _Composer:
         for layout, lf in group:
             # A bare block's first marker that opens no call (Mistral's ``[TOOL_CALLS]``)
             # is a block opener too: bound, it opens the block, as ``open_bare_block``
-            # does. A call's own open (qwen3_coder's bare ``<function=…>``) is not: it
-            # begins the call, and the fork, which binds a block, has no call to open.
-            # (A bare block's first call's open, shared: qwen3_coder's ``<function=…>``
-            # and the Hermes family's, bound, opens the implied block and the call.)
+            # does. A bare block's first call's open (qwen3_coder's and the Hermes
+            # family's ``<function=…>``), bound, opens the implied block and that call
+            # (``BlockModel.bind_call``), as ``open_bare_call`` does.
             if lf.spec.block.needs_tools:
                 raise GrammarError(f"dialect {layout.dialect.name}: the opener {lf.label()!r} of a block read only with "
                                    "tools= is shared with another dialect (rule: a fork decides by what follows, never "

@@ -416,7 +416,9 @@ def test_malformed_markup_in_a_fence_a_code_span_or_a_value_stays_text_or_data(d
         INV,
         # issue 24, round two's rest
         '<function=f>{"a": 1}</function>',
-        '<function name="f">\n{"a": [1]}\n</function>',
+        # (on one line: a `</function>` at a line start of a Qwen3-Coder value implies its
+        # close, Qwen3-Coder's own tolerance, unless the value quotes a Qwen3-Coder call open)
+        '<function name="f">{"a": [1]}</function>',
         '<tool_calls><invoke name="f">{"a": 1}</invoke></tool_calls>',
         "<tool_call>f<tool_call>k</arg_key><arg_value>v</arg_value></tool_call>",
         "<tool_call>f\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value>\\n</tool_call>",
