@@ -496,9 +496,10 @@ class _Composer:
         for lf in layout.leaves:
             if lf.kind == "capture":
                 self._capture(lf, layout)
-            elif lf.kind == "block_close":
+            elif lf.kind == "block_close" and not lf.spec.block.tolerance:
                 # A block given up part-way, read on (``block_rest``): to its close, or to
-                # a real opener or a message's end before it.
+                # a real opener or a message's end before it. (Not a block that is itself
+                # a deviation: it is never read on, ``BlockModel.rest_follows``.)
                 self.structural(REST_STATE, lf, layout, scope=rest_scope(lf.spec))
                 self._opener_ends(REST_STATE, rest_scope(lf.spec), [(m, None) for m in self.message_ends])
         for specs in layout.values.values():
