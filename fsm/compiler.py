@@ -42,6 +42,8 @@ from callsieve.machine import Machine, build_machine
 from callsieve.matcher import Matcher
 from callsieve.regions import SAW_TRIM_AT
 from callsieve.regions.engine import EngineModel as Context
+from callsieve.regions.json_run import STATES as JSON_RUN_STATES
+from callsieve.regions.whole import WholeBlocks
 
 Guard = tuple[Callable[[Context, str], bool], bool]
 Row = tuple[tuple[Guard, ...], tuple[Callable[[Context, str], None], ...], str]
@@ -92,6 +94,9 @@ class HitIndex:
 
 
 Scanner = Callable[[str, int], int]
+#: A whole block is not looked for in fewer characters than this (a block's opener,
+#: one call and its close are longer): token-sized chunks never hold one.
+WHOLE_MIN = 24
 #: Chunks up to this long are first checked for any stop or start character at all.
 QUICK_CHARS = 64
 
@@ -379,11 +384,39 @@ def _class_loop(
 class CompiledRunner:
     """Drives a :class:`Context` from the compiled table."""
 
-    def __init__(self, compiled: CompiledMachine, ctx: Context) -> None:
+    def __init__(self, compiled: CompiledMachine, ctx: Context, whole: WholeBlocks | None = None) -> None:
         self.c = compiled
         self.ctx = ctx
         ctx.state = compiled.initial
         self.base = 0
+        #: What the runner tries first in each state (``CompiledMachine.plans``), with the
+        #: whole-block readers (``callsieve.regions.whole``, issue 27) put before the state
+        #: run of each state they are entered in: a block whose text up to its close is in
+        #: the chunk and plainly simple is decided there in one step.
+        self._plans = compiled.plans
+        self.whole = whole
+        #: ``maybe_tag``'s first loop, where it has run forms (the held tag grows).
+        self._held_loop: GuardedLoop | None = compiled.direct_loops.get("maybe_tag")
+        #: Where the text state's scan stops at one of these, ``read_text`` is asked
+        #: first: a block opener there, and the whole block after it, decided at once.
+        self._whole_text: Callable[[Context, str, int], int] | None = None
+        self._whole_starts = ""
+        if whole is not None and whole.opener_starts:
+            self._whole_text = whole.read_text
+            self._whole_starts = whole.opener_starts
+        if whole is not None and (whole.entries or whole.json_run is not None):
+            plans = dict(compiled.plans)
+            for state in whole.entries:
+                if state in plans:
+                    form, rule = plans[state]
+                    plans[state] = (_whole_first(whole.read, form), rule)
+            json_run = whole.json_run
+            if json_run is not None:
+                # The JSON body's structure in runs (``callsieve.regions.json_run``).
+                for state in JSON_RUN_STATES:
+                    form, rule = plans[state]
+                    plans[state] = (_whole_first(json_run.run, form), rule)
+            self._plans = plans
         # The scanner used last, and for which (state, scope) it was chosen (the scope
         # decides a state's matcher, ``ModelBase.matcher``).
         self._sc_state = ""
@@ -499,6 +532,20 @@ class CompiledRunner:
             else:
                 self._run(s, self.base, 0, True)
         elif n:
+            loop = self._held_loop
+            b = ctx.block
+            if loop is not None and ctx.state == "maybe_tag" and (b is None or b.spilled
+                                                                  or b.raw_len <= ctx.cfg.max_block_chars):
+                # A tag held from the last chunk, and this whole chunk still a prefix of a
+                # marker (token-sized chunks cut most tags): the held tag's loop takes it
+                # in one run, as ``_run`` would, without its loop (issue 27).
+                ctx.pos = self.base
+                if loop.guard_run is not None and loop.guard_run(ctx, s, 0) == n:
+                    for run in loop.action_runs:
+                        run(ctx, s, 0, n)
+                    ctx.state = loop.dest
+                    self.base += n
+                    return
             self._run(s, self.base, 0, False)
         self.base += n
 
@@ -508,7 +555,9 @@ class CompiledRunner:
         # runs once per character, and each local costs as much as one use.)
         ctx = self.ctx
         c = self.c
-        plans = c.plans
+        plans = self._plans
+        whole_text = self._whole_text
+        whole_starts = self._whole_starts
         first_loops = c.first_loops
         class_of = c.class_of
         step = self._step
@@ -567,6 +616,17 @@ class CompiledRunner:
                         if i >= n:
                             break
                         # The scan stopped here: step this character (always exact).
+                    if (whole_text is not None and state == "text" and s[i] in whole_starts and n - i > WHOLE_MIN
+                            and ctx.state == "text"):
+                        # A block opener may begin here: the whole block, if it is in the
+                        # chunk and plainly simple, is decided at once (issue 27).
+                        ctx.pos = base + i
+                        j = whole_text(ctx, s, i)
+                        if j > i:
+                            i = j
+                            if i >= n:
+                                break
+                            continue
             ch = s[i]
             ctx.pos = base + i
             state = ctx.state
@@ -678,6 +738,21 @@ class CompiledRunner:
             ctx.pos = self.base
             self._step(EOF_TRIGGER, "")
 
+    def feed_events(self, chunk: str) -> list[Event]:
+        """``Sieve.feed`` for an open sieve given a ``str``, where :meth:`prose_chunk`
+        was not asked or said None: :meth:`feed`, then the events decided (what the
+        sieve's drain does), in one call from the sieve (issue 27: token-sized chunks
+        paid for several), and, in the compiled build, native."""
+        ctx = self.ctx
+        self.feed(chunk)
+        if ctx.text_buf or ctx.delta_buf or ctx.reason_raw or ctx.dropped:
+            ctx.flush()
+        out = ctx.out
+        if not out:
+            return []
+        ctx.out = []
+        return out
+
     def prose_chunk(self, chunk: str) -> list[Event] | None:
         """``Sieve.feed``'s fast path: a chunk of prose that holds no character the text
         state stops at, with nothing pending, is one Text event (what :meth:`feed` and
@@ -710,6 +785,19 @@ class CompiledRunner:
         if ctx.recent_len > SAW_TRIM_AT:
             ctx.trim_recent()
         return [Text(s, s)]
+
+
+def _whole_first(read: Callable[[Context, str, int], int],
+                 form: Callable[[Context, str, int], int] | None) -> Callable[[Context, str, int], int]:
+    """A state's run with a whole-block reader tried first: where the reader decides
+    nothing, the state's own run (if any) goes on from the same place."""
+    if form is None:
+        return read
+
+    def run(ctx: Context, s: str, i: int) -> int:
+        j = read(ctx, s, i)
+        return j if j > i else form(ctx, s, i)
+    return run
 
 
 def _passes(guards: tuple[Guard, ...], ctx: Context, ch: str) -> bool:

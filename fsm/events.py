@@ -144,6 +144,7 @@ SEVERITY: dict[str, Severity] = {
     "stray_reasoning_close": "released",
     "reasoning_closed_by_call": "tolerated",
     "call_in_reasoning": "noise",  # (issue 22: a call the model only wrote about)
+    "markup_in_code": "noise",  # (issue 22: markup shown in code, never run)
     # the tolerances (docs/tolerances.md): a call stands, read with what was assumed
     "missing_block_open": "tolerated",
     "implied_param_close": "tolerated",
@@ -230,7 +231,8 @@ class Diagnostic:
     ``type_mismatch`` (a value kept as its raw string), ``stray_reasoning_close``
     (``</think>`` without ``<think>``), ``reasoning_closed_by_call`` (the stream ended
     on a tool-call block in unclosed reasoning: a call, policy ``calls_in_reasoning``),
-    ``call_in_reasoning`` (a block the reasoning went on from: reasoning); the tolerances, each saying what was assumed
+    ``call_in_reasoning`` (a block the reasoning went on from: reasoning), ``markup_in_code`` (a block
+    opener in a fence or a code span: text, not run); the tolerances, each saying what was assumed
     (docs/tolerances.md; none under ``Sieve(strict=True)``):
     ``missing_block_open``, ``implied_param_close``, ``implied_call_close``,
     ``dsml_variant``, ``python_literal``, ``repeated_param_array``, ``call_id_variant``, ``call_id_as_written``,

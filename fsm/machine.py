@@ -160,6 +160,9 @@ class Machine:
     #: compiled build an instance of the native class runs its own methods directly;
     #: an interpreted subclass sends every call between them through Python.)
     runner_model: type = EngineModel
+    #: The enabled dialects' real openers (``_real_openers``), searched for in data a
+    #: tolerated construct read (``Config.openers``); None when there are none.
+    openers: Matcher | None = None
 
     @property
     def start(self) -> str:
@@ -401,7 +404,21 @@ class _Composer:
                 self._header(h, layout)
         self._openers(layouts)
         self._framing()
+        self._code(layouts)
         return self._finish(layouts)
+
+    def _code(self, layouts: tuple[Layout, ...]) -> None:
+        """Markup in code (issue 22): the enabled dialects' real openers (as written,
+        anchored as in prose: ``_real_openers``) and their headers' message ends,
+        listened for in prose's code states (``prose.code_listens``)."""
+        found = _real_openers(layouts, keep_anchor=True)
+        openers = [replace(m, variants=(), prefixes=()) for m, _d in found]
+        data = {id(o): d for o, (_m, d) in zip(openers, found)}
+        ends = [e for d in self.dialects for h in d.headers for e in h.ends]
+        ends = [e for k, e in enumerate(ends) if not any(_cross_match(e, f) for f in ends[:k])]
+        for ls in prose.code_listens(list(openers), list(ends)):
+            assert isinstance(ls.marker, Marker)
+            self.listen(ls.origin, ls.marker, [((), ls.dest, tuple(ls.actions))], data.get(id(ls.marker)))
 
     def _framing(self) -> None:
         """Framing tokens (``Dialect.framing``): in prose an empty-text ``Text`` carries
@@ -538,15 +555,17 @@ class _Composer:
                     # evidence is its own markup, never a later real block's).
                     self._opener_ends(s.state, s.name)
 
-    def _opener_ends(self, origin: str, scope: str, more: list[tuple[Marker, object]] = []) -> None:
+    def _opener_ends(self, origin: str, scope: str, more: list[tuple[Marker, object]] = [],
+                     guards: tuple[str, ...] = ()) -> None:
         """The enabled dialects' real openers (and ``more``), listened for at ``origin``
         (in ``scope``) unless it listens for their text already: each ends the block
-        there (``opener_ends_block``) and is read again as prose."""
+        there (``opener_ends_block``) and is read again as prose (where ``guards``
+        pass: else the tag is the state's data, as any other)."""
         have = [e.marker for e, _rows in self.scoped_entries.get(origin, {}).get(scope, [])]
         for m, data in self.real_openers + more:
             if not any(_cross_match(m, h) for h in have):
                 have.append(m)
-                self.listen(origin, m, [((), "text", ("opener_ends_block", "reprocess"))], data, scope=scope)
+                self.listen(origin, m, [(guards, "text", ("opener_ends_block", "reprocess"))], data, scope=scope)
 
     def _implied_open(self, pos: Position, layout: Layout) -> tuple[str, str] | None:
         """Tolerance (``Opt(marker, missing=CODE)``): where a value's opener is expected
@@ -568,6 +587,9 @@ class _Composer:
         # (The marker alone: a variant may hold a start character of the value past its first.)
         self.listen(spec.state, replace(lf.marker, variants=(), prefixes=()),
                     [(("value_open_missing",), "text", ("opener_after_text", "abort_block", "reprocess"))], spec, scope=spec.name)
+        # The value so begun is a tolerated construct: it ends where a real opener begins
+        # (its evidence is its own markup, never a later block's; issue 23).
+        self._opener_ends(spec.state, spec.name, guards=("value_open_missing",))
         self.implied_opens += 1  # (each position's row ranked apart)
         self.rules += on("maybe_tag", ALL, spec.state, act, "reprocess", when=[f"from:{pos.name}"],
                          rank=RANK_RETURN + 900 + self.implied_opens)
@@ -975,8 +997,9 @@ class _Composer:
                     raise GrammarError(f"dialect {layout.dialect.name}: body {lf.label()!r} begins with action {begin!r}, "
                                        "which the model has not (rule: a body's begin is an action of its region's model)")
         _check_rule2(decl, matchers, scoped, start_classes, classes, self.owner)
+        openers = Matcher([Entry(f"opener:{m.shown()}", m) for m, _d in self.real_openers]) if self.real_openers else None
         return Machine(decl, model, matchers, scoped, layouts, self.listens, self.forks, self.hits, sinks,
-                       model if self.models else EngineModel)
+                       model if self.models else EngineModel, openers)
 
 
 def _continues(longer: Marker, text: str) -> bool:
@@ -1061,7 +1084,7 @@ def _check_one_chars_and_anchors(states: list[StateDecl], matchers: dict[str, Ma
                 )
 
 
-def _real_openers(layouts: tuple[Layout, ...]) -> list[tuple[Marker, object]]:
+def _real_openers(layouts: tuple[Layout, ...], keep_anchor: bool = False) -> list[tuple[Marker, object]]:
     """The openers of the enabled dialects that are real: a block's open marker (or a
     bare block's first marker that opens no call) of a block read in prose that is not
     itself a deviation, and a message header's start; one per text they read (shared
@@ -1073,7 +1096,7 @@ def _real_openers(layouts: tuple[Layout, ...]) -> list[tuple[Marker, object]]:
         for lf in layout.openers:
             blk = lf.spec.block
             if lf.kind in ("block_open", "mark") and lf.marker is not None and not blk.tolerance and blk.prose:
-                found.append((replace(lf.marker, anchor=""), Act(lf)))
+                found.append((lf.marker if keep_anchor else replace(lf.marker, anchor=""), Act(lf)))
         found += [(m, None) for h in layout.dialect.headers for m, _part in h.starts]
         for m, data in found:
             if not any(_cross_match(m, o) for o, _d in out):

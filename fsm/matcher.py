@@ -276,6 +276,16 @@ class Matcher:
             # chunk's end.
             limit = i + (MAX_TAG_CHARS + 1) - len(tag)
             e = ends(s, i, limit)
+            if e is None and len(s) <= limit:
+                # No end character before the chunk's end: no prefix is complete, and
+                # if the whole rest is still a prefix of a marker, so is every shorter
+                # one (a tag cut by a token-sized chunk: one question through the memo,
+                # not one per character; issue 27).
+                t = tag + s[i:]
+                if (known(t) or classify(t))[0] == VIABLE:
+                    end = (len(s), VIABLE)
+                    self._last_end = (s, i, tag, end)
+                    return end
             while e is not None:
                 p = e.end()
                 t = tag + s[i:p]
@@ -299,6 +309,15 @@ class Matcher:
         end = (j, kind)
         self._last_end = (s, i, tag, end)
         return end
+
+    def find(self, s: str, i: int = 0) -> int:
+        """Where the first complete marker of this context begins in ``s`` at or after
+        ``i`` (-1 if none): a search of data a context read whole (a tolerated
+        construct's strings, a nested CDATA section) for markup it passed over."""
+        if self._partial is None:
+            return -1
+        m = self._partial.search(s, i)
+        return -1 if m is None else m.start()
 
     def tail_viable(self, s: str, k: int) -> bool:
         """Whether ``s[k:]`` may still become a marker in the next chunk.

@@ -51,6 +51,8 @@ COMPILED_MODULES = (
     "callsieve.regions.header",
     "callsieve.regions.start",
     "callsieve.regions.engine",
+    "callsieve.regions.json_run",
+    "callsieve.regions.whole",
 )
 
 

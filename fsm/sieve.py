@@ -18,6 +18,7 @@ from callsieve.machine import Machine, compose
 from callsieve.reference import ReferenceRunner
 from callsieve.regions import Config, ModelBase
 from callsieve.regions.reasoning import prefill_state
+from callsieve.regions.whole import WholeBlocks
 from callsieve.schema import load_tools
 
 #: The largest block held before it is released as text (``block_too_large``): 2^22
@@ -90,6 +91,14 @@ def _keywords_checked(init: Callable[_P, None]) -> Callable[_P, None]:
 def compiled(machine: Machine) -> CompiledMachine:
     """The compiled runner's table for a composed machine (shared by every sieve)."""
     return compile_machine(machine)
+
+
+@lru_cache(maxsize=64)
+def whole_blocks(machine: Machine) -> WholeBlocks:
+    """The whole-block readers of a composed machine (``callsieve.regions.whole``; shared
+    by every sieve, like its table)."""
+    c = compiled(machine)
+    return WholeBlocks(machine, c.steps_rest, c.class_of, c.bulk, c.table)
 
 
 class Sieve:
@@ -195,6 +204,7 @@ class Sieve:
             id_prefix=new_id_prefix() if id_prefix is None else id_prefix,
             strict=strict,
             sinks=self.machine.sinks,
+            openers=self.machine.openers,
         )
         # The reference runner's model is the composed class (transitions adds its
         # methods to the instance); the compiled runner's is ``runner_model``.
@@ -219,7 +229,7 @@ class Sieve:
         if runner == "reference":
             self._runner = ReferenceRunner(self.machine.decl, self._ctx, initial)
         else:
-            self._runner = CompiledRunner(compiled(self.machine), self._ctx)
+            self._runner = CompiledRunner(compiled(self.machine), self._ctx, whole_blocks(self.machine))
             self._ctx.state = initial
         self._closed = False
         #: The compiled runner while the sieve is open (the fast path's), else None.
@@ -236,13 +246,26 @@ class Sieve:
         return str(self._ctx.state)
 
     def feed(self, chunk: str) -> list[Event]:
-        # Fast path: a chunk of prose that holds no character the text state stops at,
-        # with nothing pending, is one Text event (CompiledRunner.prose_chunk).
+        # The compiled runner, open, given a str: a chunk of prose with nothing to stop at
+        # is one Text event (CompiledRunner.prose_chunk); any other, one call
+        # (CompiledRunner.feed_events).
         fast = self._fast
         if fast is not None and type(chunk) is str:
-            got = fast.prose_chunk(chunk)
-            if got is not None:
-                return got
+            if self._ctx.state == "text":
+                got = fast.prose_chunk(chunk)
+                if got is not None:
+                    return got
+            try:
+                return fast.feed_events(chunk)
+            except MalformedBlockError as e:
+                self._closed = True
+                self._fast = None
+                e.events = self._drain()  # on_malformed="raise": nothing decided is lost
+                raise
+            except BaseException:
+                self._closed = True
+                self._fast = None
+                raise
         if self._closed:
             raise FeedAfterCloseError("feed() after close(): make a new Sieve for a new stream")
         if not isinstance(chunk, str):
@@ -274,8 +297,12 @@ class Sieve:
 
     def _drain(self) -> list[Event]:
         ctx = self._ctx
-        ctx.flush()
-        out, ctx.out = ctx.out, []
+        if ctx.text_buf or ctx.delta_buf or ctx.reason_raw or ctx.dropped:
+            ctx.flush()  # (what it flushes: most token-sized feeds leave none of it)
+        out = ctx.out
+        if not out:
+            return []
+        ctx.out = []
         return out
 
 

@@ -245,7 +245,8 @@ def test_a_fence_line_after_a_refused_opener_opens_a_fence() -> None:
     for pieces in chunked(GLM_FENCE):
         events = run(pieces)
         assert not called(events), len(pieces)
-        assert [e.code for e in events if isinstance(e, callsieve.Diagnostic)] == ["malformed_block"]
+        # (each probe in code is reported: issue 22 item 9)
+        assert [e.code for e in events if isinstance(e, callsieve.Diagnostic)] == ["malformed_block"] + ["markup_in_code"] * 3
 
 
 # A block that holds up to a fence line, then breaks its grammar (a character where
@@ -462,3 +463,78 @@ def test_markup_after_code_that_commonmark_closed_is_a_call(doc: str) -> None:
     in_code, _ = code_probes(doc.replace('"rm"', '"probe0"'))
     assert in_code == set(), "the oracle says prose"
     assert called(run([doc])) == {"rm"}
+
+
+# Unmatched backticks and fences before markup (issue 22 item 7) --------------------------
+#: Paragraph pieces: words, backtick runs of every length (matched or not), probes.
+PIECE = st.sampled_from(["see", "the", "x()", "a.", "`", "``", "```", "`", "``", "PROBE", "PROBE"])
+FENCE_LINE = st.sampled_from(["```", "````", "~~~", "```python", "~~~ x"])
+
+
+@st.composite
+def backtick_paragraphs(draw: st.DrawFn) -> tuple[str, int]:
+    """Paragraphs of words, backtick runs and probes, blank lines and fence lines, at the
+    margin: within what callsieve reads as CommonMark does (no list, no indentation, no
+    heading, no escape, no paragraph longer than ``SPAN_MAX_LINES`` lines; a paragraph
+    line begins with a word, so a run never opens a fence with a backtick in its info
+    string)."""
+    from callsieve.regions.prose import SPAN_MAX_LINES
+
+    lines: list[str] = []
+    probes = 0
+    para = 0
+    for _ in range(draw(st.integers(1, 12))):
+        kind = draw(st.integers(0, 5))
+        if kind == 0 or para >= SPAN_MAX_LINES:
+            lines.append("")
+            para = 0
+        elif kind == 1:
+            lines.append(draw(FENCE_LINE))
+            para = 0
+        else:
+            words = ["see"]
+            for piece in draw(st.lists(PIECE, min_size=1, max_size=6)):
+                if piece == "PROBE":
+                    piece = probe_markup(probes, draw(st.sampled_from([0, 2])))[0]
+                    probes += 1
+                words.append(piece)
+            glue = draw(st.sampled_from([" ", ""]))
+            lines.append(glue.join(words) if glue else " ".join(words[:1]) + "".join(words[1:]))
+            para += 1
+    return "\n".join(lines) + draw(st.sampled_from(["", "\n"])), probes
+
+
+@given(st.data())
+def test_what_commonmark_renders_as_prose_after_backtick_runs_and_fences_is_a_call(data: st.DataObject) -> None:
+    """Both ways: a probe in code (a span, a fence, an unclosed fence) is no call and is
+    reported; a probe CommonMark leaves in prose (after a run that matches nothing, after
+    a span that closed, after a fence that closed) is a call."""
+    doc, n = data.draw(backtick_paragraphs())
+    in_code, excused = code_probes(doc)
+    assert not excused
+    events = run(data.draw(chunks(doc)))
+    assert "".join(e.raw for e in events) == doc
+    assert called(events) == {f"probe{k}" for k in range(n)} - in_code, doc
+    reported = sum(1 for e in events if isinstance(e, callsieve.Diagnostic) and e.code == "markup_in_code")
+    assert bool(reported) == bool(in_code), doc
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        "Use the `x flag. " + P0,  # a stray backtick: literal
+        "Use the `x flag. " + P0 + "\n\nand `this` too.",  # the paragraph ends first
+        "Use ``x ` " + P0 + " `` too",  # a run of another length inside: the span closes
+        "Use `a ``b`` " + P0 + " c",  # a span inside what the stray run would have opened
+        "Use `a\n```\n" + P0 + "\n```\n" + P0.replace("probe0", "probe1"),  # a fence ends the paragraph
+        "see ```\n" + P0,  # a run mid-line opens no fence
+    ],
+)
+def test_unmatched_backticks_and_fences_before_markup_agree_with_commonmark(doc: str) -> None:
+    in_code, _ = code_probes(doc)
+    probes = set(PROBE.findall(doc))
+    for pieces in chunked(doc):
+        for runner in ("compiled", "reference"):
+            events = run(pieces, runner=runner)
+            assert "".join(e.raw for e in events) == doc
+            assert called(events) == probes - in_code, (len(pieces), runner)

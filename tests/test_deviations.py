@@ -126,15 +126,16 @@ def test_a_block_read_as_closed_at_the_end_keeps_its_earlier_calls_and_the_unkno
     assert not [e for e in events if isinstance(e, (callsieve.ToolCallStart, callsieve.ToolCallDelta))]
 
 
-@pytest.mark.parametrize("doc", [
-    "See:\n```\n" + '<tool_call>\n{"name": "f", "arguments": {}}',             # an unclosed fence
-    "Type `" + '<tool_call>{"name": "f", "arguments": {}}' + "` to call it.",
-    "Type `<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}` here",
-    "```\n" + HARMONY + "\n```\n",
+#: (each with the reports of markup in code: issue 22; a call's own token is no opener)
+@pytest.mark.parametrize("doc, reported", [
+    ("See:\n```\n" + '<tool_call>\n{"name": "f", "arguments": {}}', ["markup_in_code"]),             # an unclosed fence
+    ("Type `" + '<tool_call>{"name": "f", "arguments": {}}' + "` to call it.", ["markup_in_code"]),
+    ("Type `<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}` here", []),
+    ("```\n" + HARMONY + "\n```\n", ["markup_in_code"]),
 ])
-def test_a_closeless_block_in_a_fence_or_a_code_span_is_text(doc: str) -> None:
+def test_a_closeless_block_in_a_fence_or_a_code_span_is_text(doc: str, reported: list[str]) -> None:
     for events in each_way(doc):
-        assert calls(events) == [] and texts(events) == doc and codes(events) == []
+        assert calls(events) == [] and texts(events) == doc and codes(events) == reported
 
 
 def test_a_closeless_block_inside_a_value_is_data() -> None:
@@ -286,14 +287,14 @@ def test_mistral_v11_without_args_reads_the_json_after_the_name(
     assert "".join(e.raw for e in strict) == doc
 
 
-@pytest.mark.parametrize("doc", [
-    "Use `[TOOL_CALLS]get_weather{\"city\": \"Paris\"}` to call it.",
-    "```\n[TOOL_CALLS]get_weather{\"city\": \"Paris\"}\n```\n",
-    "get_weather{\"city\": \"Paris\"} is how it looks",  # no [TOOL_CALLS]: prose
+@pytest.mark.parametrize("doc, reported", [
+    ("Use `[TOOL_CALLS]get_weather{\"city\": \"Paris\"}` to call it.", ["markup_in_code"]),
+    ("```\n[TOOL_CALLS]get_weather{\"city\": \"Paris\"}\n```\n", ["markup_in_code"]),
+    ("get_weather{\"city\": \"Paris\"} is how it looks", []),  # no [TOOL_CALLS]: prose
 ])
-def test_mistral_json_after_a_name_in_code_or_without_its_token_is_text(doc: str) -> None:
+def test_mistral_json_after_a_name_in_code_or_without_its_token_is_text(doc: str, reported: list[str]) -> None:
     for events in each_way(doc):
-        assert calls(events) == [] and texts(events) == doc and codes(events) == []
+        assert calls(events) == [] and texts(events) == doc and codes(events) == reported
 
 
 def test_mistral_json_after_a_name_inside_a_value_is_data() -> None:
@@ -405,7 +406,7 @@ def test_a_kimi_call_with_no_name_is_never_guessed_among_several_tools_or_withou
 ])
 def test_a_nameless_kimi_call_in_code_is_text(doc: str) -> None:
     events = run(cut(doc, 3), tools=tools("get_weather"))
-    assert calls(events) == [] and texts(events) == doc and codes(events) == []
+    assert calls(events) == [] and texts(events) == doc and codes(events) == ["markup_in_code"]  # (issue 22)
 
 
 def test_a_nameless_kimi_call_inside_a_value_is_data() -> None:

@@ -35,6 +35,7 @@ PRODUCES: dict[str, tuple[str, dict[str, Any]]] = {
     "stray_reasoning_close": ("hmm</think>answer", {}),
     "reasoning_closed_by_call": ('<think>hmm <tool_call>{"name": "f", "arguments": {}}</tool_call>', {}),
     "call_in_reasoning": ('<think>hmm <tool_call>{"name": "f", "arguments": {}}</tool_call> no.</think>', {}),
+    "markup_in_code": ('Example:\n```\n<tool_call>{"name": "f", "arguments": {}}</tool_call>\n```\n', {}),
     "missing_block_open": ("<function=f>\n<parameter=n>\n1\n</parameter>\n</function>", {}),
     "implied_param_close": ("<tool_call>\n<function=f>\n<parameter=n>\n1\n</function>\n</tool_call>", {}),
     "implied_call_close": ('<｜DSML｜tool_calls><｜DSML｜invoke name="f"></｜DSML｜tool_calls>', {}),

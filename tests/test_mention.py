@@ -313,6 +313,17 @@ def test_a_call_wrapped_in_code_or_in_closed_reasoning_is_no_call(data: st.DataO
         assert texts(events) == "Hi Done."
     else:
         assert texts(events) == doc
+        # (item 9: reported, where the block opens with a marker code listens for)
+        if any(ex in block for ex in _code_openers(names)):
+            assert "markup_in_code" in codes(events)
+
+
+def _code_openers(names: tuple[str, ...]) -> list[str]:
+    """The examples of the markers code listens for (``machine._real_openers``)."""
+    from callsieve.grammar import resolve
+    from callsieve.machine import _real_openers, compose
+
+    return [ex for m, _d in _real_openers(compose(resolve(list(names))).layouts) for ex in m.examples]
 
 
 def test_a_header_mentioned_in_prose_gives_way_to_another_dialects_header() -> None:
@@ -324,3 +335,104 @@ def test_a_header_mentioned_in_prose_gives_way_to_another_dialects_header() -> N
         events = run(parts, dialects=["harmony", "kimi_k3"])
         assert "".join(e.raw for e in events) == doc
         assert calls(events) == [("_", {})]
+
+
+# ------------------------------------------------------- item 7: a stray backtick
+PHI4 = 'functools[{"name": "f", "arguments": {"a": 1}}]'
+KIMI_K3 = '<|open|>call tool="f" index="1"<|sep|><|open|>argument key="a" type="object"<|sep|>1<|close|>argument<|sep|><|close|>call<|sep|>'
+MISTRAL = '[TOOL_CALLS]f[ARGS]{"a": 1}'
+HARMONY_CALL = "<|channel|>commentary to=functions.f <|constrain|>json<|message|>{\"a\": 1}<|call|>"
+#: A block (or a message header) of each kind an open span may hold: closed, close-less
+#: (Mistral, Phi-4), a header (harmony, Kimi K3); each alone and with every dialect.
+STRAY = [("hermes", HERMES), ("qwen3_coder", QWEN), ("mistral", MISTRAL), ("phi4_mini", PHI4),
+         ("harmony", HARMONY_CALL), ("kimi_k3", KIMI_K3)]
+
+
+@pytest.mark.parametrize("dialects", ["own", None])
+@pytest.mark.parametrize("name, block", STRAY, ids=[x[0] for x in STRAY])
+def test_a_stray_backtick_before_a_call_leaves_it_a_call(name: str, block: str, dialects: str | None) -> None:
+    """Item 7: an unmatched backtick opens no span (CommonMark), so the call after it
+    is a call: held while the span might close, read again as prose when the stream
+    (or the paragraph) ends first. The text before the opener is not held back."""
+    kw: dict[str, Any] = {"dialects": [name] if dialects else None}
+    alone = outcome(block, **kw)[2]
+    assert [c[0] for c in alone] == ["f"]
+    for after in ("", "\n\nMore `code` here."):
+        doc = "Use the `x flag. " + block + after
+        text, thought, got, diags = outcome(doc, **kw)
+        assert (text, thought, got, diags) == ("Use the `x flag. " + after, "", alone, []), after
+
+
+@pytest.mark.parametrize("name, block", STRAY, ids=[x[0] for x in STRAY])
+def test_a_backtick_that_closes_after_the_opener_makes_it_code(name: str, block: str) -> None:
+    """The other way: the span closes after the opener, so the opener was code (shown,
+    reported). So does a run that closes a span opened inside the open one."""
+    for doc in ("Use the `x flag. " + block + " and `y` too.",
+                "Use the `x ``y " + block + " z`` too."):
+        text, thought, got, diags = outcome(doc, dialects=[name])
+        assert (text, thought, got, diags) == (doc, "", [], ["markup_in_code"]), doc
+
+
+def test_the_text_before_a_held_opener_is_shown_before_the_span_is_decided() -> None:
+    """Holding starts at the opener: what the span held before it streams at once."""
+    for runner in RUNNERS:
+        s = callsieve.Sieve(runner=runner)
+        first = s.feed("Use the `x flag. <tool_call>")
+        assert texts(first) == "Use the `x flag. "
+        rest = s.feed('{"name": "f", "arguments": {}}</tool_call> and more') + s.close()
+        assert calls(rest) == [("f", {})] and texts(rest) == " and more"
+
+
+@pytest.mark.parametrize("end", ["\n\n", "\n# Heading\n", "\n```\n", "\n- item\n"])
+def test_a_paragraph_end_after_a_held_opener_leaves_the_span_unmatched(end: str) -> None:
+    """A blank line, or a line that interrupts the paragraph (a heading, a fence, a list
+    item), ends the span unmatched: the held call is a call, and what follows is read
+    for what it is (the fence after it is a fence)."""
+    doc = "Use `x " + HERMES + end + "`y`"
+    text, _r, got, _d = outcome(doc)
+    assert got == [("f", {"a": 1})] and text == "Use `x " + end + "`y`"
+
+
+def test_a_message_end_in_a_held_span_leaves_it_unmatched() -> None:
+    """``<|end|>`` ends the message, and the span that holds the call with it: the
+    held input is read again, a call, then the token (framing)."""
+    doc = "<|channel|>final<|message|>Use `x " + HERMES + "<|end|>"
+    assert outcome(doc, dialects=["harmony", "hermes"]) == ("Use `x ", "", [("f", {"a": 1})], [])
+
+
+# ------------------------------------------------------- item 8: special tokens end Markdown
+@pytest.mark.parametrize("code", ["```", "```python\nprint(1)\n", "~~~\n", "Use `x"])
+def test_a_message_end_ends_the_markdown_opened_in_the_message(code: str) -> None:
+    """Harmony's ``<|end|>`` left the fence open: the next messages and the call came
+    back as Text. The token ends every code context opened in the message."""
+    doc = ("<|channel|>final<|message|>" + code + "<|end|><|start|>assistant to=functions.f<|channel|>commentary "
+           "<|constrain|>json<|message|>{\"a\": 1}<|call|>")
+    assert outcome(doc, dialects=["harmony"]) == (code, "", [("f", {"a": 1})], [])
+
+
+def test_the_next_message_begins_on_a_line_of_its_own() -> None:
+    """After a message's end, a fence at the next message's start opens a fence: the
+    call in it is code."""
+    doc = ("<|channel|>final<|message|>see ```<|end|><|start|>assistant<|channel|>final<|message|>```\n"
+           + HERMES + "\n```\n")
+    text, _r, got, diags = outcome(doc, dialects=["harmony", "hermes"])
+    assert (text, got, diags) == ("see ``````\n" + HERMES + "\n```\n", [], ["markup_in_code"])
+
+
+# ------------------------------------------------------- item 9: nothing hidden silently
+@pytest.mark.parametrize("name, block", IN_THINK + [("qwen3_coder", QWEN), ("mistral", MISTRAL), ("harmony", HARMONY_CALL)],
+                         ids=lambda x: x if isinstance(x, str) and len(x) < 16 else "")
+@pytest.mark.parametrize("wrap", ["fence", "unclosed fence", "span", "info string"])
+def test_markup_in_code_is_reported(name: str, block: str, wrap: str) -> None:
+    """A call in a fence, an unclosed fence or a code span is shown as text, never run,
+    and reported (``markup_in_code``, noise), so that a proxy can tell."""
+    code = {"fence": f"```\n{block}\n```\n", "unclosed fence": f"~~~\n{block}\n", "span": f"`{block}`",
+            "info string": f"```{block}\ncode\n```\n"}[wrap]
+    assume_single = "\n" not in block or wrap != "span"
+    if not assume_single:
+        return
+    doc = "Example:\n\n" + code + "Done."
+    for dialects in ([name], None):
+        text, thought, got, diags = outcome(doc, dialects=dialects)
+        assert (text, thought, got) == (doc, "", []), dialects
+        assert diags == ["markup_in_code"], dialects

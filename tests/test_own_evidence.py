@@ -216,11 +216,14 @@ def test_a_block_given_up_whose_close_never_comes_ends_where_it_failed(strict: b
 def spans(events: list[callsieve.Event]) -> list[tuple[str, int, int, bool]]:
     """Each call's (name, start, end, completed): the span of the input its
     ``ToolCall``'s (or ``ToolCallAbandoned``'s) raw holds (the events' raws, in order,
-    are the input)."""
+    are the input), without the whitespace at its ends: the spaces between two calls
+    of a block are no one's markup (a block's raw is cut at each call's open, and the
+    spaces before a refused call's open go to the call before it)."""
     at, out = 0, []
     for e in events:
         if isinstance(e, (callsieve.ToolCall, callsieve.ToolCallAbandoned)):
-            out.append((e.name, at, at + len(e.raw), isinstance(e, callsieve.ToolCall)))
+            lead = len(e.raw) - len(e.raw.lstrip())
+            out.append((e.name, at + lead, at + lead + len(e.raw.strip()), isinstance(e, callsieve.ToolCall)))
         at += len(e.raw)
     return out
 
@@ -240,35 +243,82 @@ def broken_documents(draw: st.DrawFn) -> tuple[str, list[str] | None]:
     return doc, draw(st.sampled_from([list(dict.fromkeys(d.name for d in ds)), None]))
 
 
-# What this property found and is not fixed yet (issue 23 stays open): a tolerance that
-# reads on past its own block's close and takes a real call after it. Each is pinned below
-# as a strict xfail, so fixing one fails that test until its mark is removed; the property
-# runs again (drop the skip) once both pass.
-LENIENT_LOSES = [
-    # GLM's missing_value_open: the value begun after </arg_key> runs past </tool_call>
-    ('<tool_call>_\n<arg_key>_</arg_key>/arg_value>\n</tool_call><tool_call>_\n</tool_call>', ["glm45", "dsml"]),
-    # a raw newline in a JSON key read as if escaped (raw_control_character): the call is
-    # then malformed and its block's rest takes the next <function_call>
-    ('<function_call> {"\nname": "_", "arguments": {}} <function_call> {"name": "_", "arguments": {}}', None),
-]
+# What this property found, each fixed (issue 23): a tolerance that read on past its own
+# block and took a real call after it. Lenient yields every call strict yields.
+R_BLOCK = '<tool_calls><invoke name="r"><parameter name="p">a</parameter></invoke></tool_calls>'
+KIMI_OPEN = 'I ran <|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": "x then '
+KIMI_REAL = ("<|tool_calls_section_begin|><|tool_call_begin|>functions.g:1<|tool_call_argument_begin|>{}<|tool_call_end|>"
+             "<|tool_calls_section_end|>")
+LENIENT_LOSES = {
+    # GLM's missing_value_open: the value begun after </arg_key> ran past </tool_call>
+    # and took the next block: it ends at the real opener (the block is malformed)
+    "glm_value_open_missing": ('<tool_call>_\n<arg_key>_</arg_key>/arg_value>\n</tool_call><tool_call>_\n</tool_call>',
+                               ["glm45", "dsml"], [("_", {})]),
+    # a raw newline in a JSON key read as if escaped (raw_control_character): the call
+    # object then had no name, and its block (granite_20b_fc has no close) took the next
+    # <function_call>: a nameless call object ends its block there
+    "granite_nameless_call": ('<function_call> {"\nname": "_", "arguments": {}} <function_call> {"name": "_", "arguments": {}}',
+                              None, [("_", {})]),
+    # (the same without the tolerance: a call object with no name, strict or lenient)
+    "granite_call_object_without_name": ('<function_call> {"nam": "_", "arguments": {}} <function_call> '
+                                         '{"name": "_", "arguments": {}}', None, [("_", {})]),
+    # nested_cdata with no outer close before the end: the section ends at the first ]]>
+    "nested_cdata_unclosed": ('<tool_calls><invoke name="w"><parameter name="c"><![CDATA[<![CDATA[x]]></parameter></invoke>'
+                              '</tool_calls> ' + R_BLOCK, ["xml"], [("w", {"c": "<![CDATA[x"}), ("r", {"p": "a"})]),
+    # nested_cdata whose outer close comes after the value's close and a real block
+    "nested_cdata_past_its_value": ('<tool_calls><invoke name="w"><parameter name="c"><![CDATA[<![CDATA[x]]></parameter>'
+                                    '</invoke></tool_calls> ' + R_BLOCK + " ]]> end", ["xml"],
+                                    [("w", {"c": "<![CDATA[x"}), ("r", {"p": "a"})]),
+    # a Kimi call with no section whose JSON string is left open, before a real section
+    "kimi_bare_string_open": (KIMI_OPEN + KIMI_REAL + " ok", ["kimi_k2"], [("g", {})]),
+    # ... and one whose string closes after the real section
+    "kimi_bare_string_closed": (KIMI_OPEN + KIMI_REAL + ' ok"}<|tool_call_end|> end', ["kimi_k2"], [("g", {})]),
+    # a gateway XML invoke without its block, a real block inside its CDATA section
+    "bare_invoke_cdata": ('So <invoke name="w"><parameter name="c"><![CDATA[x ' + R_BLOCK + " ]]></parameter></invoke>"
+                          "</tool_calls> end", ["xml"], [("r", {"p": "a"})]),
+}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 23, open: a tolerance reads past its own block and loses a real call")
-@pytest.mark.parametrize("doc, dialects", LENIENT_LOSES)
-def test_lenient_keeps_the_real_call_strict_finds(doc: str, dialects: list[str] | None) -> None:
-    strict = [(n, a) for n, a, _b, done in spans(run([doc], dialects=dialects, strict=True)) if done]
-    lenient = [(n, a) for n, a, _b, done in spans(run([doc], dialects=dialects)) if done]
-    assert strict and set(strict) <= set(lenient), (strict, lenient)
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("case", sorted(LENIENT_LOSES))
+def test_lenient_keeps_the_real_call_strict_finds(case: str, strict: bool) -> None:
+    """Each loss the strict-vs-lenient property found: the tolerated construct ends
+    where its own markup does (or at a real opener), so the real call after it is
+    read, lenient or strict, whole or chunked, on both runners."""
+    doc, dialects, expected = LENIENT_LOSES[case]
+    for events in each(doc, dialects=dialects, strict=strict):
+        assert calls(events) == expected
+        completed = [(n, a) for n, a, _b, done in spans(events) if done]
+        assert [n for n, _a in completed] == [n for n, _a in expected]
 
 
-@pytest.mark.skip(reason="finds the LENIENT_LOSES bugs (issue 23, open); run it once they are fixed")
+def test_a_nesting_with_its_own_evidence_still_holds() -> None:
+    """Withdrawn only without evidence of its own: a nested section whose outer close
+    comes before the value's close is read as before, a real block after it its own."""
+    doc = NESTED.replace("</tool_calls>", "</tool_calls> ") + R_BLOCK
+    for events in each(doc, dialects=["xml"]):
+        assert calls(events) == [("w", {"c": "<x><![CDATA[in]]></x>"}), ("r", {"p": "a"})]
+        assert codes(events) == ["nested_cdata"]
+
+
+def test_a_nesting_withdrawn_reads_no_nesting_after_it() -> None:
+    """Once withdrawn, what followed is read again once, as XML reads it: a later
+    ``<![CDATA[`` in the block nests nothing (each character is read again at most once)."""
+    doc = ('<tool_calls><invoke name="w"><parameter name="c"><![CDATA[<![CDATA[x]]></parameter>'
+           '<parameter name="d"><![CDATA[<![CDATA[y]]>z]]></parameter></invoke></tool_calls>')
+    for events in each(doc, dialects=["xml"]):
+        assert calls(events) == [("w", {"c": "<![CDATA[x", "d": "<![CDATA[yz]]>"})] and codes(events) == []
+
+
 @given(st.data())
 def test_lenient_yields_every_call_strict_yields_and_only_calls_of_their_own_markup(data: st.DataObject) -> None:
     """Issue 23, the strict-vs-lenient property: on any document (here: well-formed ones
     broken anywhere) the lenient sieve yields every call the strict one yields (same
     name, same place; its arguments differ only where a tolerance says so), never
-    fewer; and a call only the lenient one yields stands on markup of its own: it
-    overlaps no strict call's markup, and a tolerance said what it assumed."""
+    fewer; and a call only the lenient one yields stands on markup of its own (the
+    rule): it is a call the strict sieve reads from its block's markup alone (what
+    came before may change how strict reads it: a backtick in prose a tolerated call
+    took as its value), or a tolerance said what it assumed inside its own blocks."""
     doc, dialects = data.draw(broken_documents())
     chunked = data.draw(chunks(doc))
     strict = run(chunked, dialects=dialects, strict=True)
@@ -278,14 +328,60 @@ def test_lenient_yields_every_call_strict_yields_and_only_calls_of_their_own_mar
     s_calls = [(n, a, b) for n, a, b, done in spans(strict) if done]
     l_calls = [(n, a, b) for n, a, b, done in spans(lenient) if done]
     tolerated = [e for e in lenient if isinstance(e, callsieve.Diagnostic) and e.severity == "tolerated"]
-    by_start = {(n, a): (b, args) for (n, a, b), (_n, args) in zip(l_calls, calls(lenient))}
+    by_start = {(n, a): (n, a, args) for (n, a, _b), (_n, args) in zip(l_calls, calls(lenient))}
+    for (n, a, _b) in l_calls:
+        # (a stray prefix a tolerance read as markup, a doubled `<`, said where it stands:
+        # the call begins a character early; a Prefix is one character)
+        if any(d.offset == a for d in tolerated):
+            by_start.setdefault((n, a + 1), by_start[(n, a)])
+    matched = set()
     for (name, start, _end), (_name, args) in zip(s_calls, calls(strict)):
         assert (name, start) in by_start, (name, start, l_calls)
-        assert by_start[(name, start)][1] == args or tolerated
-    for name, start, end in l_calls:
-        if not any((name, start) == (n, a) for n, a, _b in s_calls):
-            assert not any(a < end and start < b for _n, a, b in s_calls), (name, start, end, s_calls)
-            assert tolerated, (name, start, end)
+        n, a, l_args = by_start[(name, start)]
+        assert l_args == args or tolerated
+        matched.add((n, a))
+    blocks = call_runs(lenient)
+    for (name, start, end), (_name, args) in zip(l_calls, calls(lenient)):
+        if (name, start) in matched:
+            continue
+        first, last = next((a, b) for a, b in blocks if a <= start < b)
+        if (name, args) in calls(run([doc[first:last]], dialects=dialects, strict=True)):
+            continue  # the same call, its block read alone by the format
+        assert any(first <= d.offset < last for d in tolerated), (name, start, end, s_calls, tolerated)
+
+
+def test_a_call_only_lenient_yields_may_be_one_the_format_reads_alone() -> None:
+    """What the property found at the thorough profile, which the rule allows: strict
+    reads a value on past a misspelt close (``<x/parameter>``) and over the next block,
+    to that block's ``</parameter>``; lenient ends the value at ``</function>``
+    (``implied_param_close``), so the next block is a call of its own, the very call
+    strict reads from that block's markup alone."""
+    third = "<seed:tool_call>\n<function=_>\n<parameter=_>\n\n</parameter>\n</function>\n</seed:tool_call>"
+    doc = ("<seed:tool_call>\n<function=_>\n<parameter=_>\n\n<x/parameter>\n</function>\n</seed:tool_call>" + third
+           + "<seed:tool_call>\n<function=_>\n</function>\n</seed:tool_call>")
+    strict = each(doc, dialects=["seed_oss"], strict=True)[0]
+    assert [n for n, _a, _b, done in spans(strict) if done] == ["_", "_"]
+    for events in each(doc, dialects=["seed_oss"]):
+        assert calls(events) == [("_", {"_": "\n<x/parameter>"}), ("_", {"_": ""}), ("_", {})]
+        assert codes(events) == ["implied_param_close"]
+        assert [e.raw for e in events if isinstance(e, callsieve.ToolCall)][1] == third
+    assert calls(run([third], dialects=["seed_oss"], strict=True)) == [("_", {"_": ""})]
+
+
+def call_runs(events: list[callsieve.Event]) -> list[tuple[int, int]]:
+    """The spans of the input that runs of calls (``ToolCall``, ``ToolCallAbandoned``)
+    with nothing else read between them hold: a block's calls (or adjacent blocks')."""
+    at, out = 0, []
+    last_end = -1
+    for e in events:
+        if isinstance(e, (callsieve.ToolCall, callsieve.ToolCallAbandoned)):
+            if out and last_end == at:
+                out[-1] = (out[-1][0], at + len(e.raw))
+            else:
+                out.append((at, at + len(e.raw)))
+            last_end = at + len(e.raw)
+        at += len(e.raw)
+    return out
 
 
 @pytest.mark.parametrize("mid", ["</function>\n", "</function> x\n"])

@@ -405,7 +405,7 @@ def test_dropping_the_gateway_xml_block_open_keeps_the_calls_and_says_so(data: s
 def test_malformed_markup_in_a_fence_a_code_span_or_a_value_stays_text_or_data(data: st.DataObject) -> None:
     """The same tolerated markup (a wrapper-less call, a dropped </parameter>, a DSML
     misspelling) quoted in a fence, in inline code or inside a parameter value is never
-    a call and carries no Diagnostic."""
+    a call and carries no Diagnostic but the report of a real opener in code."""
     name, params, _args = data.draw(call_of(QWEN))
     markup = data.draw(st.sampled_from([
         "<function=f>\n<parameter=k>\nv\n</function>",
@@ -454,7 +454,11 @@ def test_malformed_markup_in_a_fence_a_code_span_or_a_value_stays_text_or_data(d
     if where == "value":
         assert calls(events) == [("w", {"c": markup})] and codes(events) == []
     else:
-        assert calls(events) == [] and texts(events) == doc and codes(events) == []
+        # (a real opener quoted in code is reported, as shown and not run: issue 22)
+        assert calls(events) == [] and texts(events) == doc
+        assert [c for c in codes(events) if c != "markup_in_code"] == []
+        quoted = markup if where == "fence" else markup.splitlines()[0]
+        assert ("<tool_call>" in quoted) <= ("markup_in_code" in codes(events))
 
 
 @given(st.data())
@@ -850,15 +854,15 @@ def test_under_strict_a_doubled_lt_is_text_before_a_block_and_malformed_inside_o
     assert calls(run([inner])) == [("f", {})]
 
 
-@pytest.mark.parametrize("doc", [
-    "a << b <<< c, x <<b> <<｜DSML｜ tools>",  # no DSML marker after it: text as written
-    "See:\n```\n" + DOUBLED + "\n```\n",
-    "Inline `<<｜DSML｜tool_calls>` here",
+@pytest.mark.parametrize("doc, reported", [
+    ("a << b <<< c, x <<b> <<｜DSML｜ tools>", []),  # no DSML marker after it: text as written
+    ("See:\n```\n" + DOUBLED + "\n```\n", ["markup_in_code"]),  # (the opener in code: issue 22)
+    ("Inline `<<｜DSML｜tool_calls>` here", ["markup_in_code"]),
 ])
-def test_a_doubled_lt_without_a_dsml_marker_after_it_or_in_code_is_text(doc: str) -> None:
+def test_a_doubled_lt_without_a_dsml_marker_after_it_or_in_code_is_text(doc: str, reported: list[str]) -> None:
     for size in (1, 2, len(doc)):
         events = run(cut(doc, size))
-        assert texts(events) == doc and calls(events) == [] and codes(events) == []
+        assert texts(events) == doc and calls(events) == [] and codes(events) == reported
 
 
 @pytest.mark.parametrize("value", ["a<", "<<｜DSML｜tool_calls>", "x <<｜DSML｜invoke name=\"g\">"])
@@ -971,10 +975,15 @@ def test_the_new_tolerances_in_a_fence_a_code_span_a_value_or_prose_stay_text_or
             # the invoke after the stray block open stands in prose: DSML's own tolerance
             assert calls(events) == [("f", {"k": "v"})] and codes(events) == ["missing_block_open"]
         else:
-            assert calls(events) == [] and texts(events) == doc and codes(events) == []
+            # (in code, the opener is reported as shown and not run: issue 22)
+            assert calls(events) == [] and texts(events) == doc
+            assert codes(events) == (["markup_in_code"] if where in ("fence", "span") else [])
 
 
 GLM = REGISTRY["glm45"]
+#: every built-in dialect's real openers (the test runs GLM alone and with all enabled)
+_REAL_OPENERS = callsieve.Sieve().machine.openers
+assert _REAL_OPENERS is not None
 GLM_CODE = {"value": "missing_value_open", "key": "doubled_key_open", "stray": "stray_value_close"}
 
 
@@ -1008,9 +1017,12 @@ def test_dropping_or_doubling_a_tolerated_glm_marker_keeps_the_calls_and_says_so
             block = block[:i] + "<arg_key>" + block[i:]
         elif k == victim:
             # a value that begins with whitespace or a start character cannot lose its
-            # opener unchanged: spaces before it are markup, a tag there is read again
+            # opener unchanged: spaces before it are markup, a tag there is read again;
+            # nor one that holds a real opener of an enabled dialect: a value assumed
+            # opened ends there (its evidence is its own markup, never a block's)
             opens = [m for m in range(len(block)) if block.startswith("<arg_value>", m)
-                     and block[m + len("<arg_value>") : m + len("<arg_value>") + 1] not in (" ", "\t", "\r", "\n", "<", "＜")]
+                     and block[m + len("<arg_value>") : m + len("<arg_value>") + 1] not in (" ", "\t", "\r", "\n", "<", "＜")
+                     and _REAL_OPENERS.find(block[m: block.index("</arg_value>", m)]) < 0]
             if not opens:
                 how = "key"
                 i = block.index("<arg_key>")

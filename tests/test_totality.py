@@ -8,10 +8,12 @@ from __future__ import annotations
 import json
 import sys
 
+import pytest
 from hypothesis import given, strategies as st
 
 import callsieve
-from strategies import DIALECTS, chunks, run, soup
+from strategies import DIALECTS, calls, chunks, codes, run, soup
+from test_shown_once import assert_shown_once
 
 #: Pieces of JSON a hostile (or broken) model writes.
 HOSTILE = st.one_of(
@@ -51,6 +53,7 @@ def test_feed_never_raises_on_huge_numbers_surrogates_and_control_characters(dat
     dialects = data.draw(st.sampled_from([[name], None]), label="dialects")
     events = run(data.draw(chunks(doc)), dialects=dialects, strict=strict, runner=runner)
     assert "".join(e.raw for e in events) == doc
+    assert_shown_once(events, doc)  # (every fragment a prefix of a JSON object, whole only when called)
     for e in events:
         if isinstance(e, callsieve.ToolCallDelta):
             e.arguments.encode("utf-8")  # an OpenAI chunk can carry it
@@ -73,3 +76,54 @@ def test_the_openai_adapter_never_raises_and_every_chunk_serialises(data: st.Dat
     out += sieve.end()
     for chunk in out:
         json.dumps(chunk, ensure_ascii=False).encode("utf-8")
+
+
+# ---------------------------------------------------------------- each finding, as a user meets it
+DIGITS = (sys.get_int_max_str_digits() or 4300) + 1
+HERMES = '<tool_call>{"name": "f", "arguments": %s}</tool_call>'
+#: (name: document, dialects, {strict: (calls, codes)}) for issue 23's JSON findings
+FINDINGS = {
+    # more digits than Python converts: refused, never a ValueError out of feed()
+    "huge_integer": (HERMES % ('{"a": ' + "9" * DIGITS + "}"), ["hermes"],
+                     {False: ([], ["malformed_block"]), True: ([], ["malformed_block"])}),
+    # a lone surrogate escape: U+FFFD (an OpenAI chunk can carry it), or malformed under strict
+    "lone_surrogate": (HERMES % '{"n": "\\ud83d"}', ["hermes"],
+                       {False: ([("f", {"n": "\ufffd"})], ["lone_surrogate"]), True: ([], ["malformed_block"])}),
+    # a raw control character in a JSON string: read as escaped, said; strict: malformed
+    "raw_control_character": (HERMES % '{"n": "a\tb"}', ["hermes"],
+                              {False: ([("f", {"n": "a\tb"})], ["raw_control_character"]),
+                               True: ([], ["malformed_block"])}),
+    # GLM value nested past 256 with no schema: a string, and said so
+    "glm_deep_value": ("<tool_call>f<arg_key>k</arg_key><arg_value>" + "[" * 300 + "]" * 300 + "</arg_value></tool_call>",
+                       ["glm45"], {s: ([("f", {"k": "[" * 300 + "]" * 300})], ["type_mismatch"]) for s in (False, True)}),
+}
+
+
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("runner", ["compiled", "reference"])
+@pytest.mark.parametrize("size", [0, 1, 3, 7])
+@pytest.mark.parametrize("case", sorted(FINDINGS))
+def test_each_json_finding_whole_and_chunked(case: str, size: int, runner: str, strict: bool) -> None:
+    doc, dialects, expected = FINDINGS[case]
+    parts = [doc] if not size else [doc[i : i + size] for i in range(0, len(doc), size)]
+    events = run(parts, dialects=dialects, strict=strict, runner=runner)
+    assert_shown_once(events, doc)
+    assert (calls(events), codes(events)) == expected[strict]
+    for e in events:
+        if isinstance(e, callsieve.ToolCallDelta):
+            e.arguments.encode("utf-8")
+
+
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("runner", ["compiled", "reference"])
+@pytest.mark.parametrize("size", [0, 1, 3, 7])
+def test_string_valued_arguments_cut_short_stream_nothing(size: int, runner: str, strict: bool) -> None:
+    """Issue 23: a string-valued ``"arguments"`` was streamed character by character
+    before the call was abandoned. It is read whole and decoded once: cut short, no
+    fragment of it was sent."""
+    doc = '<tool_call>{"name": "f", "arguments": "{\\"a\\": 1, \\"b\\": \\"xyz'
+    parts = [doc] if not size else [doc[i : i + size] for i in range(0, len(doc), size)]
+    events = run(parts, dialects=["hermes"], strict=strict, runner=runner)
+    assert_shown_once(events, doc)
+    assert not [e for e in events if isinstance(e, callsieve.ToolCallDelta)]
+    assert calls(events) == [] and codes(events) == ["unterminated_block"]

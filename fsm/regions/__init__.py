@@ -66,6 +66,10 @@ class Config:
     strict: bool = False
     #: state → its sink action, where a dead tag's first character goes (``Machine.sinks``)
     sinks: dict[str, str] = field(default_factory=dict)
+    #: the enabled dialects' real openers (a block opener that is no deviation, a
+    #: message header's start): a tolerated construct ends where one begins, even in
+    #: data it read whole (a JSON string, a CDATA section), searched there when it ends
+    openers: "Matcher | None" = None
 
 
 @trait
@@ -126,6 +130,11 @@ class ModelBase:
         self.recent_len = 1
         #: The line window was cut back once (more was written than it keeps).
         self.recent_trimmed = False
+        #: Visible text read after a block opener inside an open code span, held until
+        #: the span closes (it was code: shown) or its paragraph ends first (it was
+        #: markup: read again as prose); ``flush`` keeps it here, not in ``out``, while
+        #: the line window still reads it (``prose``, issue 22 item 7). None: no hold.
+        self.code_held: list[str] | None = None
         #: Something visible was written (``StartModel.at_response_start``, once it said
         #: no: the response has begun for good).
         self.spoke = False
@@ -146,7 +155,10 @@ class ModelBase:
         if self.text_buf:
             s = "".join(self.text_buf)
             self.text_buf = []
-            self.out.append(Text(s, s))
+            if self.code_held is None:
+                self.out.append(Text(s, s))
+            else:
+                self.code_held.append(s)
             self._saw(s)
         if self.reason_raw:
             raw = "".join(self.reason_raw)

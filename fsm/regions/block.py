@@ -118,6 +118,19 @@ class Block:
     #: data (where a ``<![CDATA[`` split between pieces is found)
     cdata_depth: int = 0
     cdata_tail: str = ""
+    #: where the open CDATA section began in ``raw`` (a deviation's section is searched
+    #: for real openers when it closes: ``opener_inside``)
+    cdata_open_at: int = 0
+    #: Nested CDATA read so far (``nested_cdata``): the data after the first inner
+    #: ``]]>``, held until the outer section closes (then the value's, if neither the
+    #: value's close nor a real opener stands in it; else the nesting is withdrawn and
+    #: the section ends at that ``]]>``, as XML reads it). ``cdata_from``: where in
+    #: ``raw`` the inner ``]]>`` ended; ``cdata_withdrawn``: no nesting is read in this
+    #: block any more (what is read again is read once).
+    cdata_pending: Pieces | None = None
+    cdata_from: int = 0
+    cdata_note_at: int = 0
+    cdata_withdrawn: bool = False
     json_depth: int = 0
     #: a parameter's key read before its value opens (``Param.between``: GLM ``<arg_key>``)
     key: str = ""
@@ -813,9 +826,10 @@ class BlockModel(TagModel):
             raise MalformedBlockError(f"malformed_call at offset {at}: {why}", diag)
         self._emit(Diagnostic("malformed_call", why, at, piece, "dropped"))
     def _send_closings(self, b: Block) -> None:
-        """The calls are decided: the closing fragment each withheld goes out now."""
+        """The calls are decided: the closing fragment each withheld goes out now (not
+        to a refused call: it is abandoned, its arguments never a whole object)."""
         for c in b.calls:
-            if c.closing and c.index is not None:
+            if c.closing and c.index is not None and not c.bad:
                 self._delta(c, c.closing)
                 c.closing = ""
 
@@ -1010,6 +1024,34 @@ class BlockModel(TagModel):
         b.raw_len = b.rest_from
         return raw[b.rest_from :]
 
+    # ------------------------------------------ a deviation's evidence is its own
+    def opener_inside(self, since: int) -> int:
+        """Where (an offset in the open block's ``raw``) the first real opener at or
+        after ``since`` begins, or -1: for a block that is itself a deviation, in data
+        it read whole (a JSON string, a CDATA section) where no marker was listened
+        for. A tolerated construct ends where a real opener begins (issue 23)."""
+        b = self.block
+        openers = self.cfg.openers
+        if b is None or not b.tolerance or b.spilled or openers is None:
+            return -1
+        k = openers.find(b.raw.since(since))
+        return -1 if k < 0 else since + k
+
+    def cut_at(self, at: int) -> None:
+        """The open block (a deviation) ends at ``at`` in its raw, where a real opener
+        stands in its data: it is no block (text, or its streamed calls abandoned with
+        their markup to there), and what followed is read again as prose, the opener
+        opening its own block."""
+        b = self._block()
+        raw = b.raw.join()
+        b.raw = Pieces()
+        b.raw.append(raw[:at])
+        b.raw_len = at
+        b.held = []
+        self.block = None
+        self.pushback = raw[at:] + self.pushback
+        self._release(b, "malformed_block", f"a real opener at offset {b.start + at} stands inside it, so it is no block")
+
     def abort_block_eof(self, ch: str = "") -> None:
         b = self.block
         assert b is not None
@@ -1017,6 +1059,11 @@ class BlockModel(TagModel):
             self._hold(self.tag)
             self.tag = ""
             self._tag_version += 1
+        at = self.opener_inside(1)
+        if at > 0:
+            # (the runners read an end-of-stream pushback, then the end again)
+            self.cut_at(at)
+            return
         self.block = None
         b.held = []
         if b.rest:

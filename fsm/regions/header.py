@@ -163,10 +163,14 @@ class HeaderModel(BlockModel):
         self._text(tag)
 
     def framing(self, ch: str) -> None:
-        """A message token standing in text (``<|end|>``, ``<|return|>``): framing."""
+        """A message token standing in text (``<|end|>``, ``<|return|>``): framing. What
+        follows begins on a line of its own, after a blank one (issue 22 item 8: a
+        message's end ends every Markdown context opened in it; the lines prose reads
+        are the next message's)."""
         tag = self._take_tag(ch)
         self.flush()
         self.out.append(Text("", tag))
+        self._saw("\n\n")
 
     def orphan_framing(self, ch: str) -> None:
         """A block's marker standing in prose alone (``Dialect.orphans``): framing, and

@@ -89,6 +89,11 @@ class JsonBodyModel(CaptureModel):
     jbad = ""  # why the body is not JSON, once known
     #: the call's start waits for its arguments to close (a block that is a deviation)
     jdeferred = False
+    #: where the open string began in the block's raw (``j_string_end`` searches it)
+    jstr_from = 0
+    #: where a real opener stands in a string of a block that is itself a deviation:
+    #: the block ends there (-1: none)
+    jcut = -1
 
     # ------------------------------------------------------------ begin / end
     def json_begin(self, ch: str = "") -> None:
@@ -104,6 +109,7 @@ class JsonBodyModel(CaptureModel):
         self.jrole = CALL if isinstance(shape, JsonCall) else CALLS if isinstance(shape, JsonCalls) else ARGS
         self.jbad = ""
         self.jdeferred = False
+        self.jcut = -1
         b = self._block()
         if self.jrole == ARGS and b.call is not None:
             b.call.json_args = True
@@ -184,6 +190,14 @@ class JsonBodyModel(CaptureModel):
 
     def j_in_array(self, ch: str) -> bool:
         return bool(self.jframes) and self.jframes[-1].kind == "["
+
+    def j_nameless_call(self, ch: str) -> bool:
+        """The container about to close is a call object that named no call (a JSON
+        call object in ``j_next`` or ``j_key_first``: a ``}`` there closes it)."""
+        if not self.jframes or self.jframes[-1].role != CALL:
+            return False
+        call = self._call()
+        return call is None or not call.name
 
     def j_outermost(self, ch: str) -> bool:
         """The container about to close is the body's outermost."""
@@ -283,6 +297,7 @@ class JsonBodyModel(CaptureModel):
     # --------------------------------------------------------------- strings
     def j_string_begin(self, ch: str) -> None:
         self._hold(ch)
+        self.jstr_from = self._block().raw_len
         self.jstrs = []
         self.jhigh = ""
         if not self.jin_key:
@@ -384,6 +399,15 @@ class JsonBodyModel(CaptureModel):
     def j_string_end(self, ch: str) -> None:
         self._hold(ch)
         self._flush_high()
+        b = self.block
+        if b is not None and b.tolerance and not self.jbad:
+            at = self.opener_inside(self.jstr_from)
+            if at >= 0:
+                # A block that is itself a deviation, a real opener in its string: it
+                # ends there (a tolerated construct ends where one begins, issue 23),
+                # at the next step (``j_bad``; ``j_fail`` cuts it at the opener).
+                self.jcut = at
+                self.jbad = "a real opener stands in a JSON string of a block that is itself a deviation"
         text = "".join(self.jstrs)
         self.jstrs = []
         if self.jin_key:
@@ -536,15 +560,25 @@ class JsonBodyModel(CaptureModel):
         self._after_value()
 
     def j_bad(self, ch: str) -> bool:
-        return bool(self.jbad)
+        """The body is known not to be JSON (``jbad``), or this ``}`` would close a
+        call object that named no call: it fails there (read on, a block with no close
+        of its own would take the next call's marker, and that call, into a malformed
+        block: granite_20b_fc's ``<function_call> {…} <function_call> {…}``)."""
+        return bool(self.jbad) or (ch == "}" and self.j_nameless_call(ch))
 
     def j_fail(self, ch: str) -> None:
         """Not JSON: the block is malformed."""
         b = self._block()
+        if not self.jbad and ch == "}" and self.j_nameless_call(ch):
+            self.jbad = "the call object has no name"
         b.malformed_reason = b.malformed_reason or (self.jbad or f"unexpected {ch!r} in a JSON body")
         self.jbad = b.malformed_reason
 
     def j_abort(self, ch: str) -> None:
+        cut, self.jcut = self.jcut, -1
+        if cut >= 0:
+            self.cut_at(cut)  # (``ch`` is read again after what followed the opener)
+            return
         self.j_fail(ch)
         self.abort_block(ch)
 

@@ -22,6 +22,18 @@ says where callsieve differs):
   ends within the paragraph: a blank line, or a fence opening at a line start, ends the
   paragraph (and an unclosed span with it). A stream cannot wait for a paragraph's end
   forever: a span left open ends after ``SPAN_MAX_LINES`` line ends.
+
+Markup in code (issue 22; docs/commonmark.md). The code states listen for the enabled
+dialects' block openers and message header starts, and for the tokens that end a
+message (``code_listens``, composed by the machine). In a fence (or its info string) an
+opener is text, reported (``markup_in_code``). In an open span, whether its run opens a
+span at all is known only at its close or its paragraph's end: from an opener on, the
+input is *held* (``ModelBase.code_held``: ``flush`` keeps it back while the lines stay
+readable) until the span, or a span opened inside it (``span_inner``), closes (code:
+shown, reported) or the paragraph ends first (the run was literal: the held input is read
+again as prose, ``pushback``). What is read again cannot be held again
+(``run_unmatched``), so each character is read at most twice. A message's end token
+ends any of these contexts (``code_token_end``).
 """
 
 from __future__ import annotations
@@ -30,10 +42,12 @@ import re
 from typing import Callable
 
 from callsieve.native import mypyc_attr, trait
-from callsieve.grammar.states import ALL, CLASSES, EOF_TRIGGER, START, Region, StateDecl, but, on
+from callsieve.events import Diagnostic, Text
+from callsieve.grammar.states import ALL, CLASSES, EOF_TRIGGER, RANK_RETURN, START, Listen, Region, StateDecl, but, on
 from callsieve.grammar.api import MAX_TAG_CHARS
 from callsieve.matcher import Matcher
 from callsieve.regions import LINE_TAIL, ModelBase
+from callsieve.regions.tag import TagModel
 
 #: The head of the current line, before a run: indentation and list-item markers
 #: (``markers``: the run begins the content of a list item opened on this line).
@@ -349,6 +363,53 @@ def _span_close_on_line(s: str, p: int, length: int) -> int:
         p = r
 
 
+#: Per code matcher: (it, the search for one of its symbol start characters, the match
+#: of a complete marker at one, the search for a word marker or None).
+_CODE_SCANS: dict[int, tuple[Matcher, Callable[[str, int, int], "re.Match[str] | None"],
+                             Callable[[str, int], "re.Match[str] | None"],
+                             Callable[[str, int, int], "re.Match[str] | None"] | None]] = {}
+
+
+def _code_marker_in(m: Matcher, s: str, a: int, b: int) -> int:
+    """The first offset in ``s[a:b]`` where a marker of ``m`` may begin: a complete one,
+    or the start of one running off the chunk's end; -1 if none. Each of its start
+    characters there is asked (a class search, then one match: most code holds none);
+    early is never wrong (the steps read what is there)."""
+    got = _CODE_SCANS.get(id(m))
+    if got is None or got[0] is not m:
+        if len(_CODE_SCANS) >= 64:
+            _CODE_SCANS.clear()
+        symbols = m.symbol_starts
+        got = _CODE_SCANS[id(m)] = (
+            m, re.compile("[" + re.escape(symbols) + "]" if symbols else "(?!)").search,
+            re.compile(m.scan_pattern("", symbols) if symbols and m.scan_pattern("", symbols) else "(?!)").match,
+            re.compile(m.word_scan).search if m.word_scan else None)
+    n = len(s)
+    found = -1
+    x = got[1](s, a, b)
+    while x is not None:
+        k = x.start()
+        if got[2](s, k) is not None or (n - k <= MAX_TAG_CHARS and m.tail_viable(s, k)):
+            found = k
+            break
+        x = got[1](s, k + 1, b)
+    if got[3] is not None:
+        w = got[3](s, a, b if found < 0 else found)
+        if w is not None:
+            found = w.start()
+        elif b >= n - MAX_TAG_CHARS and n and _WORD_CHAR.match(s[-1]):
+            # (a word marker cut by the chunk's end: the chunk's last word, if it may be one)
+            t = _LAST_WORD.search(s, max(a, n - MAX_TAG_CHARS))
+            k = t.start() if t is not None else n
+            if k < b and (found < 0 or k < found) and m.tail_viable(s, k):
+                found = k
+    return found
+
+
+_WORD_CHAR = re.compile(r"\w")
+_LAST_WORD = re.compile(r"\w+\Z")
+
+
 def _columns(s: str) -> int:
     """Width of a line head, tabs to the next multiple of four (CommonMark)."""
     if "\t" not in s:
@@ -361,7 +422,7 @@ def _columns(s: str) -> int:
 
 @trait
 @mypyc_attr(allow_interpreted_subclasses=True)
-class ProseModel(ModelBase):
+class ProseModel(TagModel):
     run_char = ""
     run_len = 0
     #: the run began where a fence may open; the container column it would open in
@@ -376,6 +437,25 @@ class ProseModel(ModelBase):
     #: the column of the fence's container (0 at top level, a list item's content column)
     fence_container = 0
     fence_over_span = 0
+    #: The lengths of the backtick runs read inside the open span that, were its own
+    #: run unmatched, would each open a span (the innermost last): an opener met in the
+    #: span is code if a run of any of these lengths, or of the span's, follows in the
+    #: paragraph (CommonMark matches a run with the next run exactly as long). None: none.
+    span_inner: list[int] | None = None
+    #: A hold (``code_held``, ``span_opener``): where it began, the line window then
+    #: (joined) and whether that window had been cut; where the last backtick run of
+    #: each length read in it began.
+    hold_start = 0
+    hold_window = ""
+    hold_trimmed = False
+    hold_runs: dict[int, int] | None = None
+    #: where markup stood in a fence's info string read while holding (``code_opener``)
+    hold_marks: list[int] | None = None
+    #: Input read again after a hold ended unmatched runs up to this offset; the runs
+    #: read in it (``hold_runs``) tell whether a span opened there closes in it
+    #: (``run_unmatched``).
+    reread_end = -1
+    reread_runs: dict[int, int] | None = None
 
     def _line(self) -> str:
         """The current line so far, with the newline before it ("" past the window)."""
@@ -601,8 +681,8 @@ class ProseModel(ModelBase):
             run = tick.match(s, k)
             r = run.end() if run is not None else k + 1
             f = _span_close_on_line(s, r, r - k) if r < n else -1
-            if f < 0:
-                break
+            if f < 0 or self._code_stop("in_code_span", s, r, f - (r - k)) >= 0:
+                break  # (or markup in it: the steps report it)
             length = r - k
             e = k = f
             # The prose after it, read by the text state's scan: another span goes on
@@ -708,6 +788,7 @@ class ProseModel(ModelBase):
     def open_span(self, ch: str) -> None:
         self.span_len = self.run_len
         self.span_lines = 0
+        self.span_inner = None
 
     def fence_to_span(self, ch: str) -> None:
         """A backtick in a backtick fence's info string: no fence after all (CommonMark);
@@ -718,15 +799,198 @@ class ProseModel(ModelBase):
         to ``text``: the backtick's run is read where any run in an ended span is.)"""
         if self.fence_over_span == self.fence_len:
             self.span_len = 0
+            if self.code_held is not None:
+                self.hold_as_code(ch)  # (a held opener was in that span: code)
         elif self.fence_over_span:
             self.span_len = self.fence_over_span  # the span it would have ended goes on
+            self.run_char = "`"
+            self.run_len = self.fence_len
+            if self.run_closes_inner(ch):
+                self.close_inner(ch)
+            else:
+                self.open_inner(ch)
         else:
             self.span_len = self.fence_len
             self.span_lines = 0
+            self.span_inner = None
 
     def span_line_end(self, ch: str) -> None:
         self.span_lines += 1
         self._text(ch)
+
+    # markup in code (issue 22, items 7 to 9)
+    def _code_stop(self, state: str, s: str, a: int, b: int) -> int:
+        """Where in ``s[a:b]`` a marker that the code state ``state`` listens for may
+        begin (``_code_marker_in``), or -1: where prose's runs stop reading code, so
+        that the steps read the marker."""
+        m = self.cfg.matchers.get(state)
+        return -1 if m is None or a >= b else _code_marker_in(m, s, a, b)
+
+    def span_holds(self, ch: str) -> bool:
+        return self.code_held is not None
+
+    def fence_left_span(self, ch: str) -> bool:
+        """The fence's line had ended the paragraph, and the open span with it, before
+        its run (``open_fence``)."""
+        return self.fence_over_span == 0
+
+    def run_closes_inner(self, ch: str) -> bool:
+        """A backtick run as long as one in ``span_inner``: it closes that span."""
+        inner = self.span_inner
+        return inner is not None and self.run_char == "`" and self.run_len in inner
+
+    def run_unmatched(self, ch: str) -> bool:
+        """A backtick run in input read again after a hold, with no run as long after it
+        there (``reread_runs``): unmatched, so literal (CommonMark). That input ended
+        where its paragraph did, so a span opened in it closes in it or not at all."""
+        start = self.pos - self.run_len
+        if start >= self.reread_end or self.run_char != "`" or self.run_len == 0:
+            return False
+        runs = self.reread_runs
+        return runs is None or runs.get(self.run_len, -1) <= start
+
+    def _unmatched_at(self, start: int, length: int) -> bool:
+        """``run_unmatched`` of a run of ``length`` backticks at offset ``start``."""
+        if start >= self.reread_end:
+            return False
+        runs = self.reread_runs
+        return runs is None or runs.get(length, -1) <= start
+
+    def _code_tag(self, ch: str) -> str:
+        """The held tag, complete with ``ch``, taken as text (no block opens for it)."""
+        tag = self.tag + ch
+        self.tag = ""
+        self._tag_version += 1
+        return tag
+
+    def _markup_in_code(self, offset: int, where: str) -> None:
+        self._emit(Diagnostic("markup_in_code", f"tool-call markup in {where}: shown as text, not run", offset, "",
+                              "noise"))
+
+    def code_opener(self, ch: str) -> None:
+        """A block opener (or a message header's start) in a fenced code block: text,
+        reported, so that a proxy can tell a call was shown and not run."""
+        start = self.tag_start
+        tag = self._code_tag(ch)
+        if self.code_held is None:
+            self._markup_in_code(start, "a fenced code block")
+        else:
+            # (a fence's info string read in a span that holds an opener: reported with
+            # the hold if it turns out code, read again if not)
+            marks = self.hold_marks
+            if marks is None:
+                self.hold_marks = [start]
+            else:
+                marks.append(start)
+        self._text(tag)
+
+    def span_opener(self, ch: str) -> None:
+        """A block opener (or a message header's start) in an open code span. If the span
+        closes, it was code; if its paragraph ends first, the span's run was literal and
+        the opener markup. So from the opener on, the input is held (``code_held``: the
+        text before it is shown at once) until one of them comes. In input read again
+        after a hold, every span that opens closes there (``run_unmatched``): code at once."""
+        start = self.tag_start
+        tag = self._code_tag(ch)
+        if self.code_held is not None:
+            self._text(tag)  # (more of the hold)
+            return
+        if start < self.reread_end:
+            self._markup_in_code(start, "a code span")
+            self._text(tag)
+            return
+        self.hold_window = self.recent_text()  # (what is pending is shown: flushed first)
+        self.hold_trimmed = self.recent_trimmed
+        self.hold_start = start
+        self.hold_runs = {}
+        self.code_held = []
+        self._text(tag)
+
+    def open_inner(self, ch: str) -> None:
+        """A backtick run inside an open span that closes nothing kept open: were the
+        span's own run unmatched, it would open a span (``span_inner``). While a hold is
+        on, runs stand after the held opener and cannot put it in code: only noted."""
+        if self.run_char != "`" or self.run_len == 0:
+            return
+        runs = self.hold_runs
+        if self.code_held is not None and runs is not None:
+            runs[self.run_len] = self.pos - self.run_len
+            return
+        inner = self.span_inner
+        if inner is None:
+            self.span_inner = [self.run_len]
+        else:
+            inner.append(self.run_len)
+
+    def close_inner(self, ch: str) -> None:
+        """A backtick run that closes a span opened inside the open one (and every span
+        opened after that one). A held opener stands inside it: code."""
+        inner = self.span_inner
+        assert inner is not None
+        del inner[inner.index(self.run_len):]
+        if self.code_held is not None:
+            self.hold_as_code(ch)
+
+    def hold_as_code(self, ch: str = "") -> None:
+        """The span a held opener stands in closed: it was code. What was held is shown,
+        with a ``markup_in_code`` Diagnostic."""
+        held = self.code_held or []
+        self.code_held = None
+        self.hold_runs = None
+        self.hold_window = ""
+        # (not _emit: what is pending in text_buf came after the held text)
+        self.out.append(Diagnostic("markup_in_code", "tool-call markup in a code span: shown as text, not run",
+                                   self.hold_start, "", "noise"))
+        for at in self.hold_marks or ():
+            self.out.append(Diagnostic("markup_in_code", "tool-call markup in a fence's info string, shown as text and "
+                                       "not run (docs/commonmark.md)", at, "", "noise"))
+        self.hold_marks = None
+        text = "".join(held)
+        if text:
+            self.out.append(Text(text, text))
+
+    def hold_as_markup(self, ch: str = "") -> None:
+        """The paragraph ended (a blank line, a line that interrupts it, a fence, the span
+        given up, the stream's end, a message's end) with the held opener's span
+        unmatched: its run was literal (CommonMark) and the opener markup. The held
+        input is read again as prose (``pushback``, before ``ch``, read again too), on
+        the line window as it was when the hold began; a run read in it again that has
+        no run as long after it there opens no span (``run_unmatched``)."""
+        held = "".join(self.code_held or ()) + "".join(self.text_buf)
+        self.code_held = None
+        self.text_buf = []
+        w = self.hold_window
+        self.recent = [w]
+        self.recent_len = len(w)
+        self.recent_trimmed = self.hold_trimmed
+        self.hold_window = ""
+        # (a run that ended it is read again as the first thing past that input)
+        self.reread_end = self.pos - (self.run_len if self.state == "span_run" else 0)
+        self.reread_runs = self.hold_runs
+        self.hold_runs = None
+        self.hold_marks = None
+        self.span_inner = None
+        self.span_len = 0
+        self.pushback = held + self.pushback
+
+    def code_token_end(self, ch: str) -> None:
+        """A token that ends a message (harmony's ``<|end|>``) in code: it ends every
+        Markdown context opened in the message (an open span was unmatched: a hold is
+        read again, the token after it). Framing, as in prose; the next message begins
+        on a line of its own."""
+        if self.code_held is not None:
+            tag, self.tag = self.tag, ""
+            self._tag_version += 1
+            start = self.tag_start
+            self.hold_as_markup(ch)
+            self.reread_end = start
+            self.pushback += tag
+            self.redo = True
+            return
+        tag = self._code_tag(ch)
+        self.flush()
+        self.out.append(Text("", tag))
+        self._saw("\n\n")
 
     # state runs (issue 12, item 5: backtick-dense prose stepped every character)
     def run_more_run(self, s: str, i: int) -> int:
@@ -769,6 +1033,8 @@ class ProseModel(ModelBase):
         into the next (a state above is reached by going round): a fence is read in
         one or two rounds. The state is kept in a local and set when it stops: nothing
         it calls reads it."""
+        if self.code_held is not None:
+            return i  # (a fence's info string read in a span that holds an opener: stepped)
         n = len(s)
         p = i
         a = i  # s[a:p]: read, not yet in the buffer
@@ -842,6 +1108,10 @@ class ProseModel(ModelBase):
                                     j = r
                                     break
                                 k = close
+                mk = self._code_stop("in_fence", s, p, j)
+                if mk >= 0:
+                    p = mk  # (markup, or a message's end: the steps read it)
+                    break
                 p = j
                 if p >= n:
                     break
@@ -992,11 +1262,14 @@ class ProseModel(ModelBase):
                     st = "fence_info"
                 elif literal:
                     continue  # (text)
+                elif ch == "`" and run_len > 0 and self._unmatched_at(self.pos - i + p - run_len, run_len):
+                    continue  # (text: run_unmatched)
                 elif ch == "`" and run_len > 0:
                     self.span_len = run_len  # open_span
                     self.span_lines = 0
+                    self.span_inner = None
                     e = _span_close_on_line(s, p, run_len)
-                    if e < 0:
+                    if e < 0 or self._code_stop("in_code_span", s, p, e - run_len) >= 0:
                         st = "in_code_span"
                         break
                     # Inline code closed on this line (issue 27: most spans): what the
@@ -1033,11 +1306,15 @@ class ProseModel(ModelBase):
                 elif self.run_literal:
                     st = "text"
                     continue
+                elif c == "`" and self.run_len > 0 and self._unmatched_at(self.pos - i + p - self.run_len, self.run_len):
+                    st = "text"
+                    continue
                 elif c == "`" and self.run_len > 0:
                     self.span_len = self.run_len
                     self.span_lines = 0
+                    self.span_inner = None
                     e = _span_close_on_line(s, p, self.run_len)
-                    if e < 0:
+                    if e < 0 or self._code_stop("in_code_span", s, p, e - self.run_len) >= 0:
                         st = "in_code_span"
                         break
                     # (closed on this line: as below, from the text state)
@@ -1058,8 +1335,14 @@ class ProseModel(ModelBase):
                 if self.fence_char == "`":
                     t = s.find("`", p, k if k >= 0 else n)
                     if t >= 0:
-                        p = t
-                        break
+                        k = t  # (read up to it, markup before it stepped first)
+                mk = self._code_stop("fence_info", s, p, k if k >= 0 else n)
+                if mk >= 0:
+                    p = mk
+                    break
+                if k >= 0 and s[k] == "`":
+                    p = k
+                    break
                 if k < 0:
                     p = n
                     break
@@ -1109,10 +1392,10 @@ class ProseModel(ModelBase):
 STATES = (
     StateDecl("text", "visible prose", owner="prose", sink="text_char"),
     StateDecl("tick_run", "a run of backticks or tildes in prose: code span or fence?", owner="prose"),
-    StateDecl("in_code_span", "inline code: markup is text", owner="prose"),
+    StateDecl("in_code_span", "inline code: markup is text", owner="prose", sink="text_char"),
     StateDecl("span_run", "backticks inside inline code: does the span close?", owner="prose"),
-    StateDecl("fence_info", "the rest of a fence's opening line: its info string", owner="prose"),
-    StateDecl("in_fence", "a fenced code block: markup is text", owner="prose"),
+    StateDecl("fence_info", "the rest of a fence's opening line: its info string", owner="prose", sink="text_char"),
+    StateDecl("in_fence", "a fenced code block: markup is text", owner="prose", sink="text_char"),
     StateDecl("fence_line", "the indentation of a line in a fence in a list item: does the item end?", owner="prose"),
     StateDecl("fence_run", "backticks or tildes at a line start in a fence: does it close?", owner="prose"),
     StateDecl("fence_tail", "after a closing run: only spaces may follow a closing fence", owner="prose"),
@@ -1128,34 +1411,61 @@ RULES = (
     *on("tick_run", ["tick", "tilde"], "tick_run", "run_more", when=["same_run_char"], rank=10),
     *on("tick_run", ALL, "fence_info", "open_fence", "reprocess", when=["run_opens_fence"], rank=20),
     *on("tick_run", ALL, "text", "reprocess", when=["run_is_literal"], rank=25),
+    *on("tick_run", ALL, "text", "reprocess", when=["run_unmatched"], rank=27),
     *on("tick_run", ALL, "in_code_span", "open_span", "reprocess", when=["run_opens_span"], rank=30),
     *on("tick_run", ALL, "text", "reprocess", rank=90),
     *on("tick_run", [EOF_TRIGGER], "text"),
     # inline code: across line ends within a paragraph
+    *on("in_code_span", START, "maybe_tag", "tag_begin", rank=1),
     *on("in_code_span", ["tick"], "span_run", "run_begin"),
     *on("in_code_span", ["tilde"], "span_run", "run_begin", when=["at_line_start"], rank=10),
+    # (the paragraph ends with a held opener's span unmatched: the opener was markup)
+    *on("in_code_span", ["nl"], "text", "hold_as_markup", "reprocess", when=["span_holds", "line_is_blank"], rank=8),
+    *on("in_code_span", ["nl"], "text", "hold_as_markup", "reprocess", when=["span_holds", "span_given_up"], rank=9),
     *on("in_code_span", ["nl"], "text", "text_char", when=["line_is_blank"], rank=10),
     *on("in_code_span", ["nl"], "text", "text_char", when=["span_given_up"], rank=20),
     *on("in_code_span", ["nl"], "in_code_span", "span_line_end", rank=90),
-    *on("in_code_span", but("tick", "nl"), "in_code_span", "text_char", rank=90),
-    *on("in_code_span", [EOF_TRIGGER], "text"),
+    *on("in_code_span", but("tick", "nl", START), "in_code_span", "text_char", rank=90),
+    *on("in_code_span", [EOF_TRIGGER], "text", "hold_as_markup", when=["span_holds"], rank=10),
+    *on("in_code_span", [EOF_TRIGGER], "text", rank=90),
+    # (a hold is on only in a span, or in a fence's info string read in one: the tag is
+    # from there)
+    *on("maybe_tag", [EOF_TRIGGER], "text", "tag_release_eof", "hold_as_markup", when=["span_holds"],
+        rank=RANK_RETURN - 1000),
     *on("span_run", ["tick", "tilde"], "span_run", "run_more", when=["same_run_char"], rank=10),
     # a fence opening at a line start ends the paragraph, and the span with it
     *on("span_run", ALL, "fence_info", "open_fence", "reprocess", when=["run_opens_fence"], rank=15),
+    *on("span_run", ALL, "text", "hold_as_markup", "reprocess", when=["span_holds", "run_starts_afresh"], rank=16),
     *on("span_run", ALL, "tick_run", "run_recount", "reprocess", when=["run_starts_afresh"], rank=17),
+    *on("span_run", ALL, "text", "hold_as_code", "reprocess", when=["span_holds", "run_closes_span"], rank=19),
     *on("span_run", ALL, "text", "reprocess", when=["run_closes_span"], rank=20),
-    *on("span_run", ALL, "in_code_span", "reprocess", rank=90),
-    *on("span_run", [EOF_TRIGGER], "text"),
+    # (a run that, were the span's own unmatched, would close a span opened in it, or open one)
+    *on("span_run", ALL, "in_code_span", "close_inner", "reprocess", when=["run_closes_inner"], rank=80),
+    *on("span_run", ALL, "in_code_span", "open_inner", "reprocess", rank=90),
+    *on("span_run", [EOF_TRIGGER], "text", "hold_as_markup", when=["span_holds", "run_opens_fence"], rank=6),
+    *on("span_run", [EOF_TRIGGER], "text", "hold_as_code", when=["span_holds", "run_closes_span"], rank=7),
+    *on("span_run", [EOF_TRIGGER], "text", "close_inner", when=["span_holds", "run_closes_inner"], rank=8),
+    *on("span_run", [EOF_TRIGGER], "text", "hold_as_markup", when=["span_holds"], rank=10),
+    *on("span_run", [EOF_TRIGGER], "text", rank=90),
     # the opening line of a fence
+    *on("fence_info", START, "maybe_tag", "tag_begin", rank=1),
+    # (opened in a span that holds an opener: a fence ends the paragraph, the span
+    # unmatched; no fence after all, its run is one more in the span, unless the line
+    # had ended the paragraph before it: ``fence_to_span``)
+    *on("fence_info", ["tick"], "text", "hold_as_markup", "reprocess", when=["span_holds", "fence_is_ticks", "fence_left_span"],
+        rank=5),
+    *on("fence_info", ["nl"], "text", "hold_as_markup", "reprocess", when=["span_holds"], rank=5),
+    *on("fence_info", [EOF_TRIGGER], "text", "hold_as_markup", when=["span_holds"], rank=5),
     *on("fence_info", ["tick"], "in_code_span", "fence_to_span", "reprocess", when=["fence_is_ticks"], rank=10),
     *on("fence_info", ["nl"], "fence_line", "text_char", when=["fence_in_item"], rank=10),
     *on("fence_info", ["nl"], "in_fence", "text_char", rank=90),
-    *on("fence_info", but("nl"), "fence_info", "text_char", rank=90),
-    *on("fence_info", [EOF_TRIGGER], "text"),
+    *on("fence_info", but("nl", START), "fence_info", "text_char", rank=90),
+    *on("fence_info", [EOF_TRIGGER], "text", rank=90),
     # the fence's content, and its closing line
+    *on("in_fence", START, "maybe_tag", "tag_begin", rank=1),
     *on("in_fence", ["tick", "tilde"], "fence_run", "run_begin", when=["fence_may_close"], rank=10),
     *on("in_fence", ["nl"], "fence_line", "text_char", when=["fence_in_item"], rank=20),
-    *on("in_fence", ALL, "in_fence", "text_char", rank=90),
+    *on("in_fence", but(START), "in_fence", "text_char", rank=90),
     *on("fence_line", ["ws", "nl"], "fence_line", "text_char"),
     *on("fence_line", but("ws", "nl"), "text", "reprocess", when=["fence_outdented"], rank=10),
     *on("fence_line", but("ws", "nl"), "in_fence", "reprocess", rank=90),
@@ -1170,6 +1480,25 @@ RULES = (
     *on("fence_tail", but("ws", "nl"), "in_fence", "reprocess"),
     *on("fence_tail", [EOF_TRIGGER], "text"),
 )
+
+#: The states of code, where the enabled dialects' openers and message ends are
+#: listened for (``code_listens``).
+CODE_STATES = ("in_code_span", "fence_info", "in_fence")
+
+
+def code_listens(openers: list[object], ends: list[object]) -> list[Listen]:
+    """What code listens for (issue 22): a block opener or a message header's start
+    (``openers``) is held in an open span (``span_opener``) and reported in a fence
+    (``code_opener``); a token that ends a message (``ends``) ends the code
+    (``code_token_end``). Composed by the machine from the enabled dialects."""
+    out: list[Listen] = []
+    for st in CODE_STATES:
+        for m in openers:
+            out.append(Listen(st, m, st, ("span_opener" if st == "in_code_span" else "code_opener",)))
+        for m in ends:
+            out.append(Listen(st, m, "text", ("code_token_end",)))
+    return out
+
 
 REGION = Region("prose", STATES, RULES, ProseModel, state_runs=(
     ("tick_run", "prose_run"), ("span_run", "run_more_run"), ("fence_run", "prose_run"), ("in_fence", "prose_run"),

@@ -214,14 +214,6 @@ class ValueModel(BlockModel):
     def _value(self, s: str, cdata: bool = False) -> None:
         b = self.block
         assert b is not None and b.param is not None
-        if cdata and not self.cfg.strict:
-            # Nested CDATA (tolerated): a ``<![CDATA[`` inside a section opens one its
-            # ``]]>`` closes as data (``cdata_nested``). (It cannot overlap itself, so
-            # counting it in the last 8 characters and this piece counts each once.)
-            seen = b.cdata_tail + s
-            if "<![CDATA[" in seen:
-                b.cdata_depth += seen.count("<![CDATA[")
-            b.cdata_tail = seen[-8:]
         if b.spilled:
             return
         p = b.param

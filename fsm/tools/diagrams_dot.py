@@ -71,6 +71,8 @@ from callsieve.tools.diagrams_read import (
 )
 
 _HUB = "maybe_tag"
+#: The prose region's code states, which listen for markers only to report them.
+_CODE_STATES = frozenset({"in_code_span", "fence_info", "in_fence"})
 _REST = "block_rest"
 _FORK = "fork"
 _BLUE = "#1f5fbf"
@@ -750,12 +752,16 @@ def _render(view: View, marks: Marks | None, path_only: bool) -> str:
         # bare block) no nodesep from 0.5 to 1.5 at mclimit 0.3 to 1 kept the overview
         # clear; of 220 drawn settings (nodesep 0.5-1.5, mclimit 0.3-2, ranksep
         # 0.45-0.7), nodesep 1.4, mclimit 2, ranksep 0.45 left no view overlapping; with
-        # gemma4 and olmo3, nodesep 1.5, mclimit 1.5, ranksep 0.55 (drawn the same way). A
+        # gemma4 and olmo3, nodesep 1.5, mclimit 1.5, ranksep 0.55 (drawn the same way);
+        # with code listening for markers (issue 22), ranksep 0.5 (0.55 and 0.6 stacked
+        # two labels into text; nodesep 1.6 cleared the overview too); with issues 22, 23
+        # and 27 together, mclimit 2 (of 18 settings, nodesep 1.4-1.6, mclimit 1-2, ranksep
+        # 0.5-0.55, three cleared the overview: 1.5/2/0.5 kept the rest as they were). A
         # trace's path picture, a strip for a screen, keeps nodesep 0.4, mclimit 0.5 and
         # ranksep 0.5 (its height).
         ("graph", [("rankdir", "LR"), ("compound", "true"), ("newrank", "true"),
-                   ("nodesep", "0.4" if path_only else "1.5"), ("mclimit", "0.5" if path_only else "1.5"),
-                   ("ranksep", "0.5" if path_only else "0.55"), ("fontname", "Helvetica"), ("fontsize", "12"), ("labelloc", "t"), ("label", title)]),
+                   ("nodesep", "0.4" if path_only else "1.5"), ("mclimit", "0.5" if path_only else "2"),
+                   ("ranksep", "0.5"), ("fontname", "Helvetica"), ("fontsize", "12"), ("labelloc", "t"), ("label", title)]),
         ("node", [("shape", "box"), ("style", "rounded,filled"), ("fillcolor", "white"), ("fontname", "Helvetica"),
                   ("fontsize", "11"), ("margin", "0.08,0.04")]),
         ("edge", [("fontname", "Helvetica"), ("fontsize", "10"), ("arrowsize", "0.7")]),
@@ -876,6 +882,11 @@ def _draw_edge(dot: _Dot, e: Edge, look: _Look, clusters: dict[str, Cluster], be
         # edges into the box (the tail is layout only; ltail draws it from the border).
         tail = (c.children[0].all_members() if c.children else c.all_members())[0]
         attrs.append(("ltail", e.cluster))
+    if _CODE_STATES & {tail, e.dest} and _HUB in (tail, e.dest):
+        # (code's markers, to and from the hub, rank nothing: ranked, they pulled the
+        # hub, and every block after it, past the fence's states, where the fork's
+        # labels had no room; measured with label_overlaps)
+        attrs.append(("constraint", "false"))
     dot.edge(tail, e.dest, attrs)
 
 
