@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import assume, given, strategies as st
 
 import callsieve
 from callsieve.grammar import REGISTRY
@@ -666,7 +666,8 @@ def test_an_invoke_body_that_is_not_one_json_object_alone_is_no_call(doc: str) -
 ])
 def test_a_json_invoke_body_in_code_is_text(doc: str) -> None:
     for events in each_way(doc):
-        assert calls(events) == [] and texts(events) == doc and codes(events) == []
+        # (the real opener in code is reported as a mention: issue 22)
+        assert calls(events) == [] and texts(events) == doc and codes(events) == ["markup_in_code"]
 
 
 def test_a_json_invoke_body_inside_a_value_is_data() -> None:
@@ -771,7 +772,8 @@ def test_glm_a_call_begun_again_is_still_a_call(doc: str, want: list[tuple[str, 
 ])
 def test_glm_a_tool_call_open_as_a_key_in_code_is_text(doc: str) -> None:
     for events in each_way(doc):
-        assert calls(events) == [] and texts(events) == doc and codes(events) == []
+        # (the real opener in code is reported as a mention, noise: issue 22)
+        assert calls(events) == [] and texts(events) == doc and set(codes(events)) == {"markup_in_code"}
 
 
 def test_glm_a_tool_call_open_as_a_key_inside_a_value_is_data() -> None:
@@ -851,7 +853,8 @@ def test_glm_a_literal_newline_in_a_value_is_data(value: str) -> None:
 ])
 def test_glm_a_literal_newline_in_code_is_text(doc: str) -> None:
     for events in each_way(doc):
-        assert calls(events) == [] and texts(events) == doc and codes(events) == []
+        # (the real opener in code is reported as a mention, noise: issue 22)
+        assert calls(events) == [] and texts(events) == doc and set(codes(events)) == {"markup_in_code"}
 
 
 ESCAPED_TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"properties": {
@@ -1053,6 +1056,11 @@ def test_hermes_wrappers_inside_a_value_are_data() -> None:
             assert calls(events) == [("note", {"text": inner})] and codes(events) == []
 
 
+#: every built-in dialect's real openers
+_REAL_OPENERS = callsieve.Sieve().machine.openers
+assert _REAL_OPENERS is not None
+
+
 @given(st.data())
 def test_hermes_calls_in_a_family_wrapper_keep_the_calls_and_say_so(data: st.DataObject) -> None:
     """Hermes blocks rendered by the grammar, one call's ``<tool_call>`` wrapper written
@@ -1073,16 +1081,21 @@ def test_hermes_calls_in_a_family_wrapper_keep_the_calls_and_say_so(data: st.Dat
         if k != at:
             pieces.append(d.render([(name, params)], data.draw(st.integers(0, 11))))
         elif how == "eq":
-            pieces.append(f"<function={name}>{json.dumps(args)}</function>")
+            wrapped = json.dumps(args)
+            pieces.append(f"<function={name}>{wrapped}</function>")
         elif how == "named":
-            pieces.append(f'<function name="{name}">\n{json.dumps(args, ensure_ascii=False)}\n</function>')
+            wrapped = json.dumps(args, ensure_ascii=False)
+            pieces.append(f'<function name="{name}">\n{wrapped}\n</function>')
         else:
-            body = json.dumps({"name": name, "arguments": args}, ensure_ascii=data.draw(st.booleans()))
-            pieces.append(f"<{how}>\n{body}\n</{how}>")
+            wrapped = json.dumps({"name": name, "arguments": args}, ensure_ascii=data.draw(st.booleans()))
+            pieces.append(f"<{how}>\n{wrapped}\n</{how}>")
     tail = data.draw(DOT_PROSE)
     pieces.append(tail)
     text.append(tail)
     doc = "".join(pieces)
+    # A wrapper of the family is itself a deviation: a real opener in its JSON ends it
+    # there (its evidence is its own markup, issue 23), so its value holds none here.
+    assume(_REAL_OPENERS.find(wrapped) < 0)
     code = "function_wrapper" if how in ("eq", "named") else "generic_wrapper"
     declared = tools(*{n for n, _p, _a in drawn})
     dialects = ["hermes"] if how == "Response" else data.draw(st.sampled_from([["hermes"], None]))
@@ -1145,7 +1158,8 @@ def test_a_mistral_call_that_streamed_and_failed_is_abandoned_not_framing() -> N
 ])
 def test_orphan_tokens_in_code_are_text(doc: str) -> None:
     for events in each_way(doc):
-        assert texts(events) == doc and codes(events) == []
+        # (no orphan_token: the real opener in code is reported as a mention, issue 22)
+        assert texts(events) == doc and set(codes(events)) == {"markup_in_code"}
 
 
 def test_orphan_tokens_inside_a_value_are_data() -> None:
