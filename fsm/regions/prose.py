@@ -451,6 +451,9 @@ class ProseModel(TagModel):
     hold_runs: dict[int, int] | None = None
     #: where markup stood in a fence's info string read while holding (``code_opener``)
     hold_marks: list[int] | None = None
+    #: the hold began in a backtick fence's info string (``info_opener``): the line's
+    #: end makes it a fence (code), a backtick in it a span (the hold goes on there)
+    hold_in_info = False
     #: Input read again after a hold ended unmatched runs up to this offset; the runs
     #: read in it (``hold_runs``) tell whether a span opened there closes in it
     #: (``run_unmatched``).
@@ -884,6 +887,27 @@ class ProseModel(TagModel):
                 marks.append(start)
         self._text(tag)
 
+    def info_opener(self, ch: str) -> None:
+        """A block opener (or a message header's start) in a fence's info string. A
+        tilde fence is certain: code. A backtick fence is one only if no backtick follows
+        on its line (else its run opened inline code, CommonMark): from the opener on,
+        the input is held until the line ends (a fence: code) or a backtick comes (a
+        span: held on as any opener in a span, ``fence_to_span``)."""
+        if self.code_held is not None or self.fence_char != "`" or self.tag_start < self.reread_end:
+            self.code_opener(ch)
+            return
+        self.span_opener(ch)
+        self.hold_in_info = True
+
+    def held_in_info(self, ch: str) -> bool:
+        return self.hold_in_info and self.code_held is not None
+
+    def info_to_span(self, ch: str) -> None:
+        """A backtick in the info string of a fence whose opener is held: no fence, a
+        span; the hold goes on in it."""
+        self.hold_in_info = False
+        self.fence_to_span(ch)
+
     def span_opener(self, ch: str) -> None:
         """A block opener (or a message header's start) in an open code span. If the span
         closes, it was code; if its paragraph ends first, the span's run was literal and
@@ -938,8 +962,10 @@ class ProseModel(TagModel):
         self.code_held = None
         self.hold_runs = None
         self.hold_window = ""
+        where = "a fenced code block" if self.hold_in_info else "a code span"
+        self.hold_in_info = False
         # (not _emit: what is pending in text_buf came after the held text)
-        self.out.append(Diagnostic("markup_in_code", "tool-call markup in a code span: shown as text, not run",
+        self.out.append(Diagnostic("markup_in_code", f"tool-call markup in {where}: shown as text, not run",
                                    self.hold_start, "", "noise"))
         for at in self.hold_marks or ():
             self.out.append(Diagnostic("markup_in_code", "tool-call markup in a fence's info string, shown as text and "
@@ -958,6 +984,7 @@ class ProseModel(TagModel):
         no run as long after it there opens no span (``run_unmatched``)."""
         held = "".join(self.code_held or ()) + "".join(self.text_buf)
         self.code_held = None
+        self.hold_in_info = False
         self.text_buf = []
         w = self.hold_window
         self.recent = [w]
@@ -1445,13 +1472,22 @@ RULES = (
     *on("span_run", [EOF_TRIGGER], "text", "hold_as_markup", when=["span_holds", "run_opens_fence"], rank=6),
     *on("span_run", [EOF_TRIGGER], "text", "hold_as_code", when=["span_holds", "run_closes_span"], rank=7),
     *on("span_run", [EOF_TRIGGER], "text", "close_inner", when=["span_holds", "run_closes_inner"], rank=8),
-    *on("span_run", [EOF_TRIGGER], "text", "hold_as_markup", when=["span_holds"], rank=10),
+    # (a run the stream ends in stands in the paragraph: noted, it may close a span that a
+    # run read again opens)
+    *on("span_run", [EOF_TRIGGER], "text", "open_inner", "hold_as_markup", when=["span_holds"], rank=10),
     *on("span_run", [EOF_TRIGGER], "text", rank=90),
     # the opening line of a fence
     *on("fence_info", START, "maybe_tag", "tag_begin", rank=1),
     # (opened in a span that holds an opener: a fence ends the paragraph, the span
     # unmatched; no fence after all, its run is one more in the span, unless the line
     # had ended the paragraph before it: ``fence_to_span``)
+    # (held from an opener in this line's info string: its end makes the fence, code; a
+    # backtick makes the run a span's, the hold goes on there)
+    *on("fence_info", ["tick"], "in_code_span", "info_to_span", "reprocess", when=["held_in_info", "fence_is_ticks"],
+        rank=4),
+    *on("fence_info", ["nl"], "fence_line", "hold_as_code", "text_char", when=["held_in_info", "fence_in_item"], rank=3),
+    *on("fence_info", ["nl"], "in_fence", "hold_as_code", "text_char", when=["held_in_info"], rank=4),
+    *on("fence_info", [EOF_TRIGGER], "text", "hold_as_code", when=["held_in_info"], rank=4),
     *on("fence_info", ["tick"], "text", "hold_as_markup", "reprocess", when=["span_holds", "fence_is_ticks", "fence_left_span"],
         rank=5),
     *on("fence_info", ["nl"], "text", "hold_as_markup", "reprocess", when=["span_holds"], rank=5),
@@ -1494,7 +1530,8 @@ def code_listens(openers: list[object], ends: list[object]) -> list[Listen]:
     out: list[Listen] = []
     for st in CODE_STATES:
         for m in openers:
-            out.append(Listen(st, m, st, ("span_opener" if st == "in_code_span" else "code_opener",)))
+            action = {"in_code_span": "span_opener", "fence_info": "info_opener"}.get(st, "code_opener")
+            out.append(Listen(st, m, st, (action,)))
         for m in ends:
             out.append(Listen(st, m, "text", ("code_token_end",)))
     return out
