@@ -800,6 +800,7 @@ class ProseModel(TagModel):
         closed the span: ``span_len`` 0 says no span is open, and ``run_starts_afresh``
         reads this backtick's run as a new one, in prose. (Rather than a row of its own
         to ``text``: the backtick's run is read where any run in an ended span is.)"""
+        self.hold_in_info = False  # (an opener held from the info string: in the span now)
         if self.fence_over_span == self.fence_len:
             self.span_len = 0
             if self.code_held is not None:
@@ -834,8 +835,9 @@ class ProseModel(TagModel):
 
     def fence_left_span(self, ch: str) -> bool:
         """The fence's line had ended the paragraph, and the open span with it, before
-        its run (``open_fence``)."""
-        return self.fence_over_span == 0
+        its run (``open_fence``). (A hold its info string began is no span's of before:
+        ``fence_to_span`` goes on with it.)"""
+        return self.fence_over_span == 0 and not self.hold_in_info
 
     def run_closes_inner(self, ch: str) -> bool:
         """A backtick run as long as one in ``span_inner``: it closes that span."""
@@ -899,14 +901,15 @@ class ProseModel(TagModel):
         self.span_opener(ch)
         self.hold_in_info = True
 
-    def held_in_info(self, ch: str) -> bool:
-        return self.hold_in_info and self.code_held is not None
+    def span_held_before(self, ch: str) -> bool:
+        """A hold from a span open before this fence's line (not one its info string began)."""
+        return self.code_held is not None and not self.hold_in_info
 
-    def info_to_span(self, ch: str) -> None:
-        """A backtick in the info string of a fence whose opener is held: no fence, a
-        span; the hold goes on in it."""
-        self.hold_in_info = False
-        self.fence_to_span(ch)
+    def info_end(self, ch: str = "") -> None:
+        """The info string's line ended: a fence. An opener held from the info string was
+        code."""
+        if self.hold_in_info:
+            self.hold_as_code(ch)
 
     def span_opener(self, ch: str) -> None:
         """A block opener (or a message header's start) in an open code span. If the span
@@ -1481,22 +1484,17 @@ RULES = (
     # (opened in a span that holds an opener: a fence ends the paragraph, the span
     # unmatched; no fence after all, its run is one more in the span, unless the line
     # had ended the paragraph before it: ``fence_to_span``)
-    # (held from an opener in this line's info string: its end makes the fence, code; a
-    # backtick makes the run a span's, the hold goes on there)
-    *on("fence_info", ["tick"], "in_code_span", "info_to_span", "reprocess", when=["held_in_info", "fence_is_ticks"],
-        rank=4),
-    *on("fence_info", ["nl"], "fence_line", "hold_as_code", "text_char", when=["held_in_info", "fence_in_item"], rank=3),
-    *on("fence_info", ["nl"], "in_fence", "hold_as_code", "text_char", when=["held_in_info"], rank=4),
-    *on("fence_info", [EOF_TRIGGER], "text", "hold_as_code", when=["held_in_info"], rank=4),
     *on("fence_info", ["tick"], "text", "hold_as_markup", "reprocess", when=["span_holds", "fence_is_ticks", "fence_left_span"],
         rank=5),
-    *on("fence_info", ["nl"], "text", "hold_as_markup", "reprocess", when=["span_holds"], rank=5),
-    *on("fence_info", [EOF_TRIGGER], "text", "hold_as_markup", when=["span_holds"], rank=5),
+    *on("fence_info", ["nl"], "text", "hold_as_markup", "reprocess", when=["span_held_before"], rank=5),
+    *on("fence_info", [EOF_TRIGGER], "text", "hold_as_markup", when=["span_held_before"], rank=5),
     *on("fence_info", ["tick"], "in_code_span", "fence_to_span", "reprocess", when=["fence_is_ticks"], rank=10),
-    *on("fence_info", ["nl"], "fence_line", "text_char", when=["fence_in_item"], rank=10),
-    *on("fence_info", ["nl"], "in_fence", "text_char", rank=90),
+    # (an opener held from the info string: the line's end makes the fence, code; a
+    # backtick makes the run a span's, ``fence_to_span``, the hold going on there)
+    *on("fence_info", ["nl"], "fence_line", "info_end", "text_char", when=["fence_in_item"], rank=10),
+    *on("fence_info", ["nl"], "in_fence", "info_end", "text_char", rank=90),
     *on("fence_info", but("nl", START), "fence_info", "text_char", rank=90),
-    *on("fence_info", [EOF_TRIGGER], "text", rank=90),
+    *on("fence_info", [EOF_TRIGGER], "text", "info_end", rank=90),
     # the fence's content, and its closing line
     *on("in_fence", START, "maybe_tag", "tag_begin", rank=1),
     *on("in_fence", ["tick", "tilde"], "fence_run", "run_begin", when=["fence_may_close"], rank=10),
