@@ -540,6 +540,13 @@ def test_what_commonmark_renders_as_prose_after_backtick_runs_and_fences_is_a_ca
         "```" + P0 + "\nmore\n```\n",
         "- a\n\n ```" + P0 + " `",
         "~~~" + P0 + " `\nmore\n~~~\n",
+        # text four columns past its list item after a blank line is indented code, which
+        # no line continues lazily: the line after it, left of the item, ends the item,
+        # so the fence after that is at the margin and holds the rest (found by the
+        # property above)
+        "- a\n\n      c\n b\n\n  ```\n\nx\n\n" + P0,
+        "- a\n\n      c\n      d\n b\n\n  ```\n\nx\n\n" + P0,
+        "- a\n      c\n b\n\n  ```\n\nx\n\n" + P0,  # (here a lazy line: the item goes on)
     ],
 )
 def test_unmatched_backticks_and_fences_before_markup_agree_with_commonmark(doc: str) -> None:

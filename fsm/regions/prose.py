@@ -197,7 +197,9 @@ def _paragraph_open(before: str, end: int, line: str, near: bool, shallow: bool)
     is more of the paragraph. Its container is read by its look alone (``shallow``):
     one such line is asked about, not the ones above it too."""
     if _paragraph_line(line):
-        return 1
+        if shallow or _columns(line[: len(line) - len(line.lstrip(" \t"))]) < 4:
+            return 1
+        return _indented_text_open(before, end, line, near)
     if shallow or not line.strip():
         return 0
     lead = _columns(line[: len(line) - len(line.lstrip(" \t"))])
@@ -213,6 +215,28 @@ def _paragraph_open(before: str, end: int, line: str, near: bool, shallow: bool)
     if c < 0:
         return -1
     return 1 if lead >= c + 4 else 0
+
+
+def _indented_text_open(before: str, end: int, line: str, near: bool) -> int:
+    """``_paragraph_open`` of text indented four columns or more: a paragraph only if
+    it continues one (the lines above it, as far up as they are indented as far, begin
+    under paragraph text with no blank line); else, four columns past its container, a
+    line of an indented code block, which no line continues lazily (CommonMark)."""
+    lead = _columns(line[: len(line) - len(line.lstrip(" \t"))])
+    start = end - len(line) - 1
+    k = start
+    above = _line_before(before, k)
+    while above is not None and above.strip() and _columns(above[: len(above) - len(above.lstrip(" \t"))]) >= 4:
+        k -= len(above) + 1
+        above = _line_before(before, k)
+    if above is None:
+        return -1 if near else 1
+    if above.strip() and _paragraph_line(above):
+        return 1
+    c = _container(before[:start], lead, near, True)
+    if c < 0:
+        return -1
+    return 0 if lead >= c + 4 else 1
 
 
 def _line_before(text: str, end: int) -> str | None:
