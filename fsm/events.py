@@ -171,6 +171,15 @@ SEVERITY: dict[str, Severity] = {
     "nameless_call": "tolerated",
     "calls_open_variant": "tolerated",
     "orphan_token": "tolerated",
+    # round two's rest (issue 24)
+    "json_invoke_body": "tolerated",
+    "call_open_as_key": "tolerated",
+    "literal_newline": "tolerated",
+    "double_escaped_value": "tolerated",
+    "function_wrapper": "tolerated",
+    "generic_wrapper": "tolerated",
+    "mixed_tags": "tolerated",
+    "arbitrary_prefix": "tolerated",
     # JSON bodies read as what they mean (issue 23; issue 21, item 4)
     "arguments_as_string": "tolerated",
     "lone_surrogate": "tolerated",
@@ -230,7 +239,9 @@ class Diagnostic:
     ``end_instead_of_call``, ``nested_cdata``,
     ``unwrapped_arguments``, ``doubled_key_close``,
     ``glued_content_type``, ``param_close_variant``, ``doubled_lt``, ``missing_value_open``,
-    ``doubled_key_open``, ``stray_value_close``, ``missing_block_close``, ``missing_args_open``, ``nameless_call``, ``calls_open_variant``, ``orphan_token``, ``lone_surrogate``, ``raw_control_character``,
+    ``doubled_key_open``, ``stray_value_close``, ``missing_block_close``, ``missing_args_open``, ``nameless_call``, ``calls_open_variant``, ``orphan_token``, ``json_invoke_body``,
+    ``call_open_as_key``, ``literal_newline``, ``double_escaped_value``, ``function_wrapper``, ``generic_wrapper``,
+    ``mixed_tags``, ``arbitrary_prefix``, ``lone_surrogate``, ``raw_control_character``,
     ``raw_newline_in_string``, ``leading_zero_number``, ``keyword_argument_name``;
     ``duplicate_call_id`` (a wire id given twice in one stream, made unique: ``ID#2``);
     ``unterminated_heredoc`` (a raw value opens a shell heredoc whose closing line never

@@ -10,7 +10,7 @@ each reads the model's registers natively instead of through an interpreted clos
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from callsieve.regions.engine import EngineModel
 from callsieve.regions.value import chosen
@@ -21,6 +21,19 @@ Action = Callable[[EngineModel, str], None]
 
 
 def enter_action(leaf: Leaf) -> Action:
+    if leaf.stray:
+        # Tolerance (``Opt(JsonArgs(), stray=CODE)``): the body is no part of the format
+        # where it stands; reported at its first character.
+        code, label = leaf.stray, leaf.label()
+
+        def tolerated(self: EngineModel, ch: str) -> None:
+            self.tolerate(code, f"{label} written where the format has markup ({code})", self.pos)
+            self.enter_target = leaf
+            self.enter_body(ch)
+
+        tolerated.__name__ = f"enter~{code}:{leaf.name}"
+        return tolerated
+
     def action(self: EngineModel, ch: str) -> None:
         self.enter_target = leaf
         self.enter_body(ch)
@@ -96,12 +109,30 @@ def home_guard(state: str) -> Guard:
     return guard
 
 
-def fork_guard(dialect: str) -> Guard:
+def fork_guard(dialect: str, label: str, name: str) -> Guard:
     def guard(self: EngineModel, ch: str) -> bool:
-        return self.fork_choice(ch) == dialect
+        fork = self.fork
+        return fork is not None and fork.opener_label == label and self.fork_choice(ch) == dialect
 
-    guard.__name__ = f"fork_is:{dialect}"
+    guard.__name__ = name
     return guard
+
+
+def held_opener_guard(name: str, scope: str | None, rx: Any) -> Guard:
+    """A dead tag held in a state that gives way at block openers, in ``scope``, that
+    begins with one of them: an opener that yielded to a longer marker of the state,
+    which did not come (``_Composer._gives_way``)."""
+
+    def guard(self: EngineModel, ch: str) -> bool:
+        return (scope is None or self.scope == scope) and rx.match(self.tag) is not None
+
+    guard.__name__ = name
+    return guard
+
+
+def tools_given(self: EngineModel, ch: str) -> bool:
+    """``tools=`` was given (``Block(needs_tools=True)``: its opener is a marker only then)."""
+    return self.cfg.tools is not None
 
 
 def case_guard(spec_name: str) -> Guard:

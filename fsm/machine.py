@@ -62,11 +62,13 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Callable, Iterable
 
+import regex
+
 from callsieve import generated
 from callsieve.declare import Declaration, validate
 from dataclasses import replace
 
-from callsieve.grammar.api import Body, Dialect, JsonValue, Marker, Raw, validate_marker
+from callsieve.grammar.api import Body, Dialect, JsonValue, Marker, Raw, Variant, validate_marker
 from callsieve.grammar.cdata import CDATA_OPEN
 from callsieve.grammar.errors import GrammarError
 from callsieve.grammar.states import (
@@ -216,6 +218,8 @@ class _Composer:
         #: rows that begin a body whose marker was left out, so far (``_capture``: each
         #: ranked apart, before the capture's own)
         self.implied_bodies = 0
+        #: positions where a value's opener may be left out, so far (``_implied_open``)
+        self.implied_opens = 0
         #: headers composed so far (each ranks its rows apart: ``header.header_region``)
         self.header_count = 0
         #: the enabled dialects' real openers and their messages' ends (``_real_openers``,
@@ -270,9 +274,28 @@ class _Composer:
         return after.name, None  # a position; with several bodies it routes by first character
 
     def structural(self, origin: str, lf: Leaf, layout: Layout, scope: str | None = None, first: tuple[str, ...] = (),
-                   guards: tuple[str, ...] = ()) -> None:
-        """The listen rule of a structural marker leaf read at ``origin``."""
+                   guards: tuple[str, ...] = (), trailing: Variant | None = None) -> None:
+        """The listen rule of a structural marker leaf read at ``origin``. ``trailing``:
+        tolerated text before the marker, after a value's close (``Raw(trailing=)``),
+        read with it as one marker, reported."""
         assert lf.marker is not None
+        marker = lf.marker
+        codes: tuple[str, ...] = ()
+        reads = ""
+        if lf.stray:
+            # Tolerance (``Opt(..., stray=CODE)``): a marker the format does not have
+            # there, read where models write it, reported; shown apart in the diagrams
+            # (a parameter's open: ``Opt(Param(...), stray=CODE)``, the parameter it begins).
+            marker, codes = _stray_marker(lf.marker, lf.stray), (lf.stray,)
+            reads = ("nothing: a marker the format does not have there" if lf.kind == "mark"
+                     else f"{lf.marker.shown()!r}, a marker the format does not have there")
+        if trailing is not None:
+            marker = Marker(f"(?:{trailing.pattern})[ \t\r\n]{{0,8}}(?:{marker.pattern})",
+                            tuple(t + ex for t in trailing.examples[:1] for ex in marker.examples)
+                            + tuple(t + marker.examples[0] for t in trailing.examples[1:]),
+                            f"~{trailing.examples[0]}{marker.shown()}", anchor=marker.anchor)
+            codes = (trailing.code,) + codes
+            reads = reads or f"{lf.marker.shown()!r} after the value's close"
         if lf.kind == "param_open":
             specs = layout.values[lf.id]
             # Choose: one row per case (its guard reads the open's fields), the default last.
@@ -282,10 +305,12 @@ class _Composer:
             rows.append((guards, specs[-1].state, first + ("open_param",)))
             # Its key is its own name, unless it stands after the parameter's open (``between``).
             keyed_before = lf.param is not None and bool(lf.param.between)
-            self.listen(origin, lf.marker, rows, Act(lf, specs), needs_name=not keyed_before, scope=scope)
+            self.listen(origin, marker, rows, Act(lf, specs), needs_name=not keyed_before, scope=scope, codes=codes,
+                        reads_as=reads)
             return
         if lf.kind == "block_close":
-            self.listen(origin, lf.marker, [(guards, "text", first + ("close_block",))], Act(lf), scope=scope)
+            self.listen(origin, marker, [(guards, "text", first + ("close_block",))], Act(lf), scope=scope, codes=codes,
+                        reads_as=reads)
             return
         dest, enter = self.target(lf, layout)
         action = {"call_open": "open_call", "call_close": "close_call", "block_open": "open_block", "mark": "hold_mark",
@@ -293,14 +318,8 @@ class _Composer:
         named = lf.kind == "call_open" and ("(?P<name>" in lf.marker.pattern or "(?P<attrs>" in lf.marker.pattern)
         if lf.kind == "param_begin":
             named = lf.param is not None and lf.param.key_capture() is None  # else a capture gives the key
-        if lf.stray:
-            # Tolerance (``Opt(marker, stray=CODE)``): a marker the format does not have,
-            # read where models write it, reported; shown apart in the diagrams.
-            m = lf.marker
-            self.listen(origin, Marker(m.pattern, m.examples, f"{m.shown()} ~{lf.stray}", anchor=m.anchor), [(guards, dest, first + (action,))],
-                        Act(lf, (), enter), needs_name=named, scope=scope, codes=(lf.stray,), reads_as="nothing: a marker the format does not have there")
-            return
-        self.listen(origin, lf.marker, [(guards, dest, first + (action,))], Act(lf, (), enter), needs_name=named, scope=scope)
+        self.listen(origin, marker, [(guards, dest, first + (action,))], Act(lf, (), enter), needs_name=named, scope=scope,
+                    codes=codes, reads_as=reads)
 
     # ------------------------------------------------------------ composition
     def compose(self) -> Machine:
@@ -425,6 +444,7 @@ class _Composer:
                     self.owner[f"hit:{origin}:{m.shown()}"] = d.name
         if self.strict:
             return
+        openers = [lf.marker for grp in self.groups for _l, lf in grp if lf.marker is not None]
         for d in self.dialects:
             # Tolerated: a block's marker standing in prose alone (``Dialect.orphans``):
             # framing, reported with its code (``_take_tag`` notes it).
@@ -432,6 +452,8 @@ class _Composer:
                 key = f"hit:text:{m.shown()}"
                 if key in self.hits:
                     continue  # (declared by another dialect too)
+                if m in openers:
+                    continue  # a block's opener: framing when its block fails (``BlockModel._release``)
                 clash = next((e for e, _r in self.entries.get("text", []) if _cross_match(e.marker, m)), None)
                 if clash is not None:
                     raise GrammarError(
@@ -465,9 +487,7 @@ class _Composer:
                 ends_call = getattr(lf.body, "reads", "") == "args" and lf.call is not None and lf.call.close is None
                 acts = row.actions + (("body_exit",) if ends_call else ())
                 if enter is not None:  # a body right after this one: entered here
-                    act = f"enter:{enter.name}"
-                    self.actions[act] = generated.enter_action(enter)
-                    acts += (act,)
+                    acts += (self._enter_action(enter),)
                 out.append(replace(row, dest=dest, guards=row.guards + g, actions=acts, rank=row.rank + k / 1000))
         return out
 
@@ -493,9 +513,10 @@ class _Composer:
         for lf in layout.leaves:
             if lf.kind == "capture":
                 self._capture(lf, layout)
-            elif lf.kind == "block_close":
+            elif lf.kind == "block_close" and not lf.spec.block.tolerance:
                 # A block given up part-way, read on (``block_rest``): to its close, or to
-                # a real opener or a message's end before it.
+                # a real opener or a message's end before it. (Not a block that is itself
+                # a deviation: it is never read on, ``BlockModel.rest_follows``.)
                 self.structural(REST_STATE, lf, layout, scope=rest_scope(lf.spec))
                 self._opener_ends(REST_STATE, rest_scope(lf.spec), [(m, None) for m in self.message_ends])
         for specs in layout.values.values():
@@ -507,6 +528,11 @@ class _Composer:
                 for lf in s.follow:
                     if lf.marker is not None:
                         self.structural("after_close", lf, layout, scope=s.name, first=("commit_value",))
+                        for t in (body.trailing if isinstance(body, Raw) and not self.strict else ()):
+                            # Tolerance (``Raw(trailing=)``): text where whitespace belongs,
+                            # read with the marker after it, which confirms the close.
+                            self.structural("after_close", lf, layout, scope=s.name, first=("commit_value",),
+                                            trailing=t)
                 if isinstance(body, Raw) and body.implied_close and not self.strict:
                     # Tolerance: the close left out. A marker FOLLOW allows, standing
                     # where the close should be, ends the value (``implied_ok`` asks for
@@ -564,7 +590,9 @@ class _Composer:
         # The value so begun is a tolerated construct: it ends where a real opener begins
         # (its evidence is its own markup, never a later block's; issue 23).
         self._opener_ends(spec.state, spec.name, guards=("value_open_missing",))
-        self.rules += on("maybe_tag", ALL, spec.state, act, "reprocess", when=[f"from:{pos.name}"], rank=RANK_RETURN + 900)
+        self.implied_opens += 1  # (each position's row ranked apart)
+        self.rules += on("maybe_tag", ALL, spec.state, act, "reprocess", when=[f"from:{pos.name}"],
+                         rank=RANK_RETURN + 900 + self.implied_opens)
         return spec.state, act
 
     def _route(self, pos: object, bodies: list[Leaf], layout: Layout) -> tuple[tuple[str, ...], bool]:
@@ -582,8 +610,7 @@ class _Composer:
         taken: list[str] = []
         chars: list[str] = []
         for k, b in enumerate(bodies):
-            act = f"enter:{b.name}"
-            self.actions[act] = generated.enter_action(b)
+            act = self._enter_action(b)
             for c in getattr(b.body, "first", ""):
                 if c in chars:
                     raise GrammarError(
@@ -598,9 +625,19 @@ class _Composer:
                 else:
                     self.char_rows.append((name, c, entry_of(b), (act, "reprocess"), ""))
         for b in anything:
-            act = f"enter:{b.name}"
+            act = self._enter_action(b)
             self.rules += on(name, but("ws", "nl", START, *taken), entry_of(b), act, "reprocess", rank=80)
         return tuple(taken), bool(anything)
+
+    def _enter_action(self, lf: Leaf) -> str:
+        """The action that enters body ``lf`` (made once): ``enter:LEAF``; for a body
+        the format does not have there (``Opt(JsonArgs(), stray=CODE)``), one that
+        reports it as it begins, named apart so that the diagrams show the tolerated
+        path (``enter~CODE:LEAF``)."""
+        act = f"enter~{lf.stray}:{lf.name}" if lf.stray else f"enter:{lf.name}"
+        if act not in self.actions:
+            self.actions[act] = generated.enter_action(lf)
+        return act
 
     def _capture(self, lf: Leaf, layout: Layout) -> None:
         """A capture listens for what may follow it; ``end_chars`` end it too."""
@@ -624,8 +661,7 @@ class _Composer:
             for q in follow:
                 if q.kind not in ("json_args", "json_call", "json_calls"):
                     continue
-                enter, imply = f"enter:{q.name}", f"imply_mark:{q.name}"
-                self.actions[enter] = generated.enter_action(q)
+                enter, imply = self._enter_action(q), f"imply_mark:{q.name}"
                 self.actions[imply] = generated.imply_mark_action(q.name, missing[0].missing, missing[0].label())
                 for c in getattr(q.body, "first", ""):
                     # (before the capture's own rows: to its pattern the character is one
@@ -656,6 +692,20 @@ class _Composer:
         alts = [m for grp in self.groups for _l, o in grp if o.marker is not None
                 for m in tag.marker_spellings(o.marker, self.strict) if m.pattern not in here]
         alts += [m for a in also for m in tag.marker_spellings(a, self.strict) if m.pattern not in here]
+        # An opener that a longer marker listened for here begins with (GLM's
+        # ``<tool_call>KEY</arg_key>``, a key written with the opener) yields to it: it
+        # is held on as that marker's beginning, and gives way only if that marker dies
+        # (the held tag, beginning with the opener, is read again where the block came
+        # from), never before the marker could complete.
+        longer = [e.marker for e, _rows in have]
+        deferred = [m for m in alts if any(_continues(h, ex) for h in longer for ex in m.examples)]
+        alts = [m for m in alts if m not in deferred]
+        if deferred:
+            where = f"{origin}@{scope}" if scope is not None else origin
+            g = f"held_opener:{where}"
+            rx = regex.compile("|".join(f"(?:{tag.unnamed(m.pattern)})" for m in deferred))
+            self.guards[g] = generated.held_opener_guard(g, scope, rx)
+            self.rules += on("maybe_tag", ALL, "text", *actions, when=[f"from:{origin}", g], rank=RANK_RETURN - 1)
         if not alts:
             return
         opener = Marker("|".join(f"(?:{tag.unnamed(m.pattern)})" for m in alts),
@@ -666,6 +716,12 @@ class _Composer:
         """Block openers in prose, those that read the same text together (a block its
         own body opens is opened where the response begins: ``_body_openers``)."""
         openers = [(layout, lf) for layout in layouts for lf in layout.openers if lf.spec.block.prose and lf.marker is not None]
+        # A tolerance never overrides another enabled dialect's format: a tolerated
+        # wrapper whose opener reads the same text as a framing token (Hermes-family
+        # ``<response>``, ERNIE's framing) is left out.
+        framing = [m for d in self.dialects for m in d.framing]
+        openers = [(layout, lf) for layout, lf in openers
+                   if not (lf.spec.block.tolerance and any(_cross_match(lf.marker, m) for m in framing))]
         groups: list[list[tuple[Layout, Leaf]]] = []
         for item in openers:
             for g in groups:
@@ -722,15 +778,20 @@ class _Composer:
                         f"dialect {layout.dialect.name}: a bare block (open=None) begins with {lf.label()!r}, no marker "
                         "(rule: a block opens at a marker it begins with); fix: give the block an open marker"
                     )
+                # (a block read only with tools= given: its opener is no marker without them)
+                needs = ("tools_given",) if lf.spec.block.needs_tools else ()
+                if needs:
+                    self.guards["tools_given"] = generated.tools_given
                 if lf.kind == "block_open":
-                    self.structural(origin, lf, layout, first=first)
+                    self.structural(origin, lf, layout, first=first, guards=needs)
                 elif lf.kind == "mark":  # a bare block's first marker that opens no call
                     dest, enter = self.target(lf, layout)
-                    self.listen(origin, lf.marker, [((), dest, first + ("open_bare_block",))], Act(lf, (), enter))
+                    self.listen(origin, lf.marker, [(needs, dest, first + ("open_bare_block",))], Act(lf, (), enter))
                 else:  # the first call of a bare block (named by its open, or by a capture after it)
                     dest, enter = self.target(lf, layout)
                     named = "(?P<name>" in lf.marker.pattern or "(?P<attrs>" in lf.marker.pattern
-                    self.listen(origin, lf.marker, [((), dest, first + ("open_bare_call",))], Act(lf, (), enter), needs_name=named)
+                    self.listen(origin, lf.marker, [(needs, dest, first + ("open_bare_call",))], Act(lf, (), enter),
+                                needs_name=named)
 
     def _header(self, h: Any, layout: Layout) -> None:
         """The decision at a header's end marker: one row per case, in order."""
@@ -783,20 +844,18 @@ class _Composer:
         for layout, lf in group:
             # A bare block's first marker that opens no call (Mistral's ``[TOOL_CALLS]``)
             # is a block opener too: bound, it opens the block, as ``open_bare_block``
-            # does. A call's own open (qwen3_coder's bare ``<function=…>``) is not: it
-            # begins the call, and the fork, which binds a block, has no call to open.
-            if lf.kind not in ("block_open", "mark"):
-                others = sorted({lo.dialect.name for lo, _ in group} - {layout.dialect.name})
-                raise GrammarError(
-                    f"dialect {layout.dialect.name}: a bare block's first marker {lf.label()!r} is a call's open, "
-                    f"shared with {', '.join(others)} (rule: a fork decides a shared block opener, or a bare block's "
-                    "first marker that opens no call, by what follows it; a call's open begins the call itself); "
-                    "fix: enable one of them, declare the other dialect's Block itself (equal blocks count once), "
-                    "or give the block an open marker of its own")
+            # does. A bare block's first call's open (qwen3_coder's and the Hermes
+            # family's ``<function=…>``), bound, opens the implied block and that call
+            # (``BlockModel.bind_call``), as ``open_bare_call`` does.
+            if lf.spec.block.needs_tools:
+                raise GrammarError(f"dialect {layout.dialect.name}: the opener {lf.label()!r} of a block read only with "
+                                   "tools= is shared with another dialect (rule: a fork decides by what follows, never "
+                                   "by the options); fix: give it an opener of its own")
             dest, enter = self.target(lf, layout)
             dests[layout.dialect.name] = dest
             decider = tag.derive_decider(layout, lf, enter, self.strict, self._reads_space)
-            cands.append(ForkCandidate(layout.dialect.name, lf.spec, decider, lf.marker, enter))
+            cands.append(ForkCandidate(layout.dialect.name, lf.spec, decider, lf.marker, enter,
+                                       lf if lf.kind == "call_open" else None))
         tag.check_deciders(tuple(cands), group[0][1].label())
         label = group[0][1].label()
         fork = Fork(label, tuple(cands))
@@ -812,8 +871,12 @@ class _Composer:
         homes = self._in_reasoning(group)
         for n, c in enumerate(cands):
             dest = dests[c.dialect]
+            # (a dialect in several forks, qwen3_coder's ``<tool_call>`` and ``<function=…>``:
+            # a guard per fork, named by its opener after the first)
             gname = f"fork_is:{c.dialect}"
-            self.guards[gname] = generated.fork_guard(c.dialect)
+            if gname in self.guards:
+                gname = f"fork_is:{c.dialect}@{label}"
+            self.guards[gname] = generated.fork_guard(c.dialect, label, gname)
             layout = group[n][0]
             if not (self.calls_in_reasoning == "call" or layout.dialect.calls_in_reasoning):
                 # Bound in reasoning, a dialect whose calls are not read there follows
@@ -938,6 +1001,19 @@ class _Composer:
         openers = Matcher([Entry(f"opener:{m.shown()}", m) for m, _d in self.real_openers]) if self.real_openers else None
         return Machine(decl, model, matchers, scoped, layouts, self.listens, self.forks, self.hits, sinks,
                        model if self.models else EngineModel, openers)
+
+
+def _continues(longer: Marker, text: str) -> bool:
+    """``longer`` reads ``text`` as a proper beginning of one of its matches (partial,
+    not whole)."""
+    m = regex.compile(longer.pattern).fullmatch(text, partial=True)
+    return m is not None and m.partial
+
+
+def _stray_marker(m: Marker, code: str) -> Marker:
+    """A marker read where the format does not have it (``Opt(..., stray=CODE)``), shown
+    apart (its variants are not: a stray marker's misspelling is no marker)."""
+    return Marker(m.pattern, m.examples, f"{m.shown()} ~{code}", anchor=m.anchor)
 
 
 _CLOSERS = {"{": "rbrace", "[": "rbrack"}
@@ -1196,7 +1272,12 @@ def _check_rule2(decl: Declaration, matchers: dict[str, Matcher], scoped: dict[s
     """Rule 2, per context: in a state that scans in bulk and takes a dead tag back, no
     start character of a dialect's own markers there may continue one of them. (Across
     dialects sharing a context the matcher checks chunk tails exactly instead.)"""
-    sinks = {s.name for s in decl.states if s.sink}
+    # (A state whose other characters are guarded, a capture that dies at a character
+    # its pattern cannot take, is stepped: a dead tag's rest is read again there, never
+    # skipped by a scan, so a marker may hold its start characters.)
+    scanned = {t.source for t in decl.transitions if t.trigger == OTHER and t.dest == t.source and not t.guards}
+    guarded = {t.source for t in decl.transitions if t.trigger == OTHER and t.guards}
+    sinks = {s.name for s in decl.states if s.sink and s.name in scanned and s.name not in guarded}
     for state in sinks:
         ms = [matchers[state]] if state in matchers else list(scoped.get(state, {}).values())
         for m in ms:

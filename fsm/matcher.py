@@ -228,7 +228,7 @@ class Matcher:
         # so it closes last and is the match's ``lastindex``.
         self._by_group = {partial.groupindex[f"M{i}"]: e for i, e in enumerate(self.entries)}
         #: the field groups (``tag_fields``) the patterns have
-        self._field_groups = tuple(g for g in ("attrs", "name") if g in partial.groupindex)
+        self._field_groups = tuple(g for g in ("attrs", "name", "same") if g in partial.groupindex)
         self._partial = partial
         return partial
 

@@ -292,6 +292,24 @@ def json_or_raw(raw: str, schema: Mapping[str, Any] | None) -> tuple[Any, str | 
     return raw, None
 
 
+def unescaped_once(raw: str, schema: Mapping[str, Any] | None) -> tuple[bool, Any]:
+    """``ValueStyle(escaped_once=)``: a value escaped once too often for an object or
+    array parameter (``[{\\"a\\": 1}]``: written as inside a JSON string). Its text read
+    as the inside of a JSON string, once, then as that JSON: (True, the value) when
+    that is of an object or array type the schema allows, else (False, None)."""
+    kinds = [k for k in (types_of(schema) or []) if k in ("object", "array")]
+    if not kinds or "\\" not in raw:
+        return False, None
+    inner, problem = parse_json_value('"' + raw + '"')
+    if problem is not None or not isinstance(inner, str):
+        return False, None
+    for kind in kinds:
+        v = _as(kind, inner)
+        if v is not _NO_VALUE:
+            return True, v
+    return False, None
+
+
 def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 

@@ -406,6 +406,7 @@ def compile_dialect(d: Dialect, strict: bool = False, bare: bool = True) -> Layo
         if lf.kind == "capture" and not getattr(lf.body, "end_chars", ""):
             pos.captured = True
     # Values: each param_open leaf enters its value's bodies.
+    value_names: set[str] = set()
     for lf in b.leaves:
         if lf.kind != "value":
             continue
@@ -429,7 +430,15 @@ def compile_dialect(d: Dialect, strict: bool = False, bare: bool = True) -> Layo
         specs_for: list[ValueSpec] = []
         for body in _bodies(lf.value):
             kind = "json" if isinstance(body, JsonValue) else "raw"
-            specs_for.append(ValueSpec(f"{lf.spec.prefix}value.{kind}", lf, body, follow, can_end))
+            # (a second value of one block, a parameter the format does not have there
+            # beside its own, ``Opt(Param(...), stray=)``: named apart, its scope its own)
+            name = f"{lf.spec.prefix}value.{kind}"
+            k = 2
+            while name in value_names:
+                name = f"{lf.spec.prefix}value{k}.{kind}"
+                k += 1
+            value_names.add(name)
+            specs_for.append(ValueSpec(name, lf, body, follow, can_end))
         layout.values[opener.id] = tuple(specs_for)
     _check_ambiguous(d, layout)
     return layout

@@ -92,6 +92,12 @@ every time it is used, and ``Sieve(strict=True)`` composes the machine without a
     Marker(..., variants=(Variant(pattern, examples, code),))
                                     a misspelling of the marker read as the marker
                                     (leaked DSML with five bars; GLM ``</arg_key>`` doubled)
+    Raw(close, trailing=(Variant(pattern, examples, code),))
+                                    text written between the value's close and the
+                                    marker after it (GLM's literal ``\n``), read with
+                                    that marker only
+    ValueStyle(escaped_once=CODE)   a JSON-when-valid value escaped once too often,
+                                    read unescaped under an object or array schema
     Raw(close, implied_close=CODE)  the value's close may be left out: a marker that
                                     may follow the value, at the start of a line of
                                     it, ends the value (Qwen3-Coder dropping a
@@ -126,7 +132,12 @@ every time it is used, and ``Sieve(strict=True)`` composes the machine without a
                                     (DSML ``<<｜DSML｜tool_calls>``: a doubled ``<``)
     Opt(marker, stray=CODE)         a marker the format does not have but models write
                                     (GLM ``</arg_value>`` after a zero-argument name;
-                                    a doubled ``<arg_key>``): read where it stands
+                                    a doubled ``<arg_key>``): read where it stands.
+                                    Also a parameter whose open the format does not
+                                    have there (GLM's second ``<tool_call>`` where
+                                    ``<arg_key>`` belongs), or JSON arguments where the
+                                    format has markup (``<invoke name="f">{…}``): read
+                                    where they stand, reported when they begin
     Opt(marker, missing=CODE)       the value's opener (last of ``Param.between``) may
                                     be left out: what stands there begins the value
                                     (GLM-5 ``<arg_key>k</arg_key>v</arg_value>``); or,
@@ -141,6 +152,15 @@ every time it is used, and ``Sieve(strict=True)`` composes the machine without a
                                     is complete (its close read, or its JSON arguments
                                     closed with only closes left) is read as closed
                                     (a server stripped harmony's ``<|call|>``)
+    Block(open, ..., close, tolerance=CODE, needs_tools=True)
+                                    a wrapper the format does not have (Hermes-family
+                                    ``<tool>{…}</tool>``): its close is the evidence
+                                    (its calls stream once it is read), with ``tools=``
+                                    its calls must name known tools; ``needs_tools``:
+                                    read only with ``tools=`` given
+    Block(..., same=True)           a back-reference: every marker of the block reads
+                                    in its ``(?P<same>…)`` group what the opener read
+                                    in its own (DSML's tolerated arbitrary prefix)
     Block(None, ..., tolerance=CODE) a bare block that is a deviation (a call written
                                     without its wrapper): with ``tools=`` given its
                                     calls must all name known tools, else it stays
@@ -282,6 +302,11 @@ class ValueStyle:
     unescape_entities: bool = False
     cdata: bool = False
     json_when_valid: bool = False
+    #: Tolerance: a ``json_when_valid`` value typed as an object or array by its schema
+    #: that is not JSON, but is once one level of JSON string escaping is undone
+    #: (``[{\"a\": 1}]``: GLM escaping a value as if inside a JSON string), is read
+    #: so, with a Diagnostic of this code ("": never). Off under strict.
+    escaped_once: str = ""
 
 
 # ------------------------------------------------------------------ structure
@@ -294,6 +319,11 @@ class Raw:
     #: Tolerance: the close may be left out before a marker that may follow the value;
     #: the Diagnostic code then emitted ("" : the close is required).
     implied_close: str = ""
+    #: Tolerance: text a model writes after the close where whitespace belongs (GLM's
+    #: ``\n`` as two characters, ``</arg_value>\n<arg_key>``): a ``Variant`` each, read
+    #: only together with a marker that may follow the value (so it confirms the close
+    #: as that marker does), reported with its code.
+    trailing: tuple[Variant, ...] = ()
     #: The engine region that reads it, and the state it begins in (see ``Body``).
     region: ClassVar[str] = "value"
     entry: ClassVar[str] = "in_param"
@@ -385,6 +415,9 @@ class JsonCall:
     #: (Apertus: ``{"get_weather": {"city": "Paris"}}``); ``name``, ``arguments`` and
     #: ``id`` are then not read.
     keyed: bool = False
+    #: No other key: a key that is none of ``name``, ``arguments`` or ``id`` makes the
+    #: body malformed (a call read on weak evidence: Hermes-family ``<tool>{…}</tool>``).
+    only: bool = False
     region: ClassVar[str] = "json_body"
     entry: ClassVar[str] = "j_start"
     begin: ClassVar[str] = "json_begin"
@@ -516,7 +549,9 @@ class Opt:
 
     ``stray=CODE``: the item is not in the format, but models write it (GLM's
     ``</arg_value>`` after a zero-argument name): read when present, with a
-    ``Diagnostic``; under strict the node is left out of the grammar.
+    ``Diagnostic``; under strict the node is left out of the grammar. The item is a
+    marker, a :class:`Param` (reported when its open marker is read) or
+    :class:`JsonArgs` (reported when its first character is read).
 
     ``missing=CODE``: the item, a marker, is in the format, but models leave it out;
     only as the marker a value follows (the last of ``Param.between``, GLM's
@@ -600,9 +635,18 @@ class Block:
     #: False: never opened from prose; a ``Header`` case opens it (its open marker ends
     #: the header, the header's match names the call).
     prose: bool = True
-    #: Tolerance: this bare block is a deviation (a call without its wrapper); the
-    #: Diagnostic code emitted when it is read. Left out under strict.
+    #: Tolerance: this block is a deviation (a bare block: a call without its wrapper;
+    #: with an open marker: a wrapper the format does not have, Hermes-family
+    #: ``<tool>``); the Diagnostic code emitted when it is read. Left out under strict.
     tolerance: str = ""
+    #: Read only with ``tools=`` given (its evidence is that it names a declared tool):
+    #: without it, its opener is no marker. A tolerance's option.
+    needs_tools: bool = False
+    #: A back-reference across markers: what the opener reads in its ``(?P<same>…)``
+    #: group (nothing, where it has none) every marker of the block must read in its own
+    #: (compared case-insensitively); one that reads otherwise is no marker there (a
+    #: tolerated arbitrary prefix, ``<｜FOO｜invoke>``, only where every tag has it).
+    same: bool = False
     #: Tolerance: at the end of the stream, the block is read as closed when its last
     #: call is complete (its close was read, or its JSON arguments closed and only the
     #: call's close and the block's are left): servers strip stop tokens such as
@@ -831,19 +875,29 @@ def tag_fields(match: "re.Match[str] | regex.Match[str]", names: tuple[str, ...]
     several times cheaper than ``groupdict``, for ``regex``)."""
     attrs: str | None
     name: str | None
+    same: str | None
     if names is None:
         groups: Mapping[str, str | None] = match.groupdict()
         attrs = groups.get("attrs")
         name = groups.get("name")
+        same = groups.get("same")
     else:
         attrs = match.group("attrs") if "attrs" in names else None
         name = match.group("name") if "name" in names else None
+        same = match.group("same") if "same" in names else None
     out: dict[str, str] = {}
     if attrs:
         out.update(parse_attrs(attrs))
     if name is not None:
         out["name"] = name.strip()
+    if same is not None:
+        out[SAME_FIELD] = same
     return out
+
+
+#: The field a marker's ``(?P<same>…)`` group is read into (``Block(same=True)``); no
+#: attribute can have this name.
+SAME_FIELD = "(same)"
 
 
 def _names_something(m: Marker) -> bool:
@@ -1078,8 +1132,14 @@ def validate(dialect: Dialect) -> None:
         if not re.fullmatch(r"[a-z][a-z0-9_.]*", r.state):
             raise GrammarError(f"dialect {dialect.name}: reasoning state {r.state!r}: use lower_snake_case")
     for b in dialect.blocks:
-        if b.tolerance and b.open is not None:
-            raise GrammarError(f"dialect {dialect.name}: only a bare block (open=None) may be a tolerance")
+        if b.tolerance and b.open is not None and (b.close is None or b.close_optional):
+            raise GrammarError(f"dialect {dialect.name}: a block with an open marker that is a tolerance (a wrapper the "
+                               "format does not have) needs its close: the close is the evidence")
+        if b.same and b.open is None:
+            raise GrammarError(f"dialect {dialect.name}: Block(same=True) reads its back-reference from the block's "
+                               "opener: give the block an open marker")
+        if b.needs_tools and not b.tolerance:
+            raise GrammarError(f"dialect {dialect.name}: Block(needs_tools=True) is a tolerance's option (give tolerance=)")
         if b.eof_close and not re.fullmatch(r"[a-z][a-z0-9_]*", b.eof_close):
             raise GrammarError(f"dialect {dialect.name}: Block(eof_close={b.eof_close!r}): use lower_snake_case")
     in_between = {id(x) for n in _walk(dialect.blocks) if isinstance(n, Param) for x in n.between}
@@ -1095,12 +1155,24 @@ def validate(dialect: Dialect) -> None:
                     raise GrammarError(f"dialect {dialect.name}: Opt code {code!r}: use lower_snake_case")
             if n.stray and n.missing:
                 raise GrammarError(f"dialect {dialect.name}: an Opt is stray or missing, not both")
-            if n.stray and not isinstance(n.item, Marker):
-                raise GrammarError(f"dialect {dialect.name}: Opt(stray=) holds one marker")
+            if n.stray and not isinstance(n.item, (Marker, Param, JsonArgs)):
+                raise GrammarError(f"dialect {dialect.name}: Opt(stray=) holds one marker, one parameter (its open "
+                                   "marker is then the stray one) or a call's JSON arguments (JsonArgs())")
             if n.missing and id(n) not in in_between and id(n) not in before_body:
                 raise GrammarError(f"dialect {dialect.name}: Opt(missing=) stands only as a value's opener "
                                    "(the last of Param.between), or in a call's items between a capture and "
                                    "the JSON body after it")
+    for body in dialect.values():
+        if isinstance(body, Raw):
+            for v in body.trailing:
+                where = f"dialect {dialect.name}, trailing text {v.code!r} of value close {body.close.shown()!r}"
+                if not re.fullmatch(r"[a-z][a-z0-9_]*", v.code):
+                    raise GrammarError(f"{where}: its code must be lower_snake_case")
+                validate_marker(Marker(v.pattern, v.examples, v.label or v.code), where)
+            code = body.style.escaped_once
+            if code and (not re.fullmatch(r"[a-z][a-z0-9_]*", code) or not body.style.json_when_valid):
+                raise GrammarError(f"dialect {dialect.name}: ValueStyle(escaped_once={code!r}): a lower_snake_case "
+                                   "code, on a json_when_valid style")
     for n in _walk(dialect.blocks):
         if isinstance(n, Capture):
             try:

@@ -16,9 +16,10 @@ declares a ``decide`` pattern over the text after the section opener. In V3 the
 The markers are special tokens: serve with ``skip_special_tokens=False``.
 
 Tolerated (a Diagnostic each, none under ``strict``): ``missing_block_close`` (the
-stream ends after a complete call, its section's close stripped), and
+stream ends after a complete call, its section's close stripped),
 ``calls_open_variant``: R1 distills open the section with ``<｜tool▁calls｜>`` (no
-``▁begin``; llama.cpp reads it).
+``▁begin``; llama.cpp reads it), and ``orphan_token``: a section's or call's close or
+``<｜tool▁sep｜>`` standing in prose alone is framing.
 """
 
 from __future__ import annotations
@@ -77,6 +78,13 @@ V31_BLOCK = Block(
 )
 
 
+#: Tolerated (``orphan_token``): the section's close, a call's close or the name's
+#: separator standing in prose with no call around them (what a malformed or
+#: half-stripped section leaves): framing, never visible text. (A section that fails is
+#: text, its opener with it, as issue 23 pins for Kimi's.)
+ORPHANS = ((CALLS_END, "orphan_token"), (CALL_END, "orphan_token"), (SEP, "orphan_token"))
+
+
 def render_v3(calls: list[tuple[str, list[tuple[str, str, bool]]]], variant: int = 0) -> str:
     out = [CALLS.examples[0]]
     for i, (name, params) in enumerate(calls):
@@ -100,6 +108,7 @@ V3 = Dialect(
     name="deepseek_v3",
     title="DeepSeek V3 / R1 (function<｜tool▁sep｜>NAME + ```json)",
     blocks=(V3_BLOCK,),
+    orphans=ORPHANS,
     reasoning=(THINK,),
     sample=render_v3([("get_weather", [("location", "Tokyo", False)])]),
     render=render_v3,
@@ -108,6 +117,7 @@ V31 = Dialect(
     name="deepseek_v31",
     title="DeepSeek V3.1 (NAME<｜tool▁sep｜>{…})",
     blocks=(V31_BLOCK,),
+    orphans=ORPHANS,
     reasoning=(THINK,),
     # V3.1 puts the tool-call section at the end of an unclosed <think> (sglang PR #9446)
     calls_in_reasoning=True,

@@ -29,7 +29,15 @@ Tolerated (dialects.md §1, §10; each with its Diagnostic, none under ``strict`
   close;
 - ``unwrapped_arguments``: every argument wrapped in one ``arguments`` parameter;
 - ``doubled_lt``: a ``<`` written twice before a DSML marker (``<<｜DSML｜tool_calls>``),
-  a ``Prefix`` of every DSML marker but a value's close.
+  a ``Prefix`` of every DSML marker but a value's close;
+- ``json_invoke_body``: an invoke whose arguments are one JSON object instead of
+  parameters (ds2api, SGLang);
+- ``dsml_variant`` also: ``<｜tool_calls>`` (a bar, no ``DSML``) and a block tag ending in
+  bars with no ``>`` before a space or a line break (``<｜DSML｜tool_calls｜``);
+- ``mixed_tags``: plain XML tags (``<invoke>``, ``</parameter>``, ...) inside a block a
+  DSML opener opened (ds2api);
+- ``arbitrary_prefix``: another word where ``DSML`` belongs (``<｜FOO｜tool_calls>``),
+  only when the same word is on every tag of the block (``Block(same=True)``).
 
 The markers are not single special tokens, but vLLM forces
 ``skip_special_tokens=False`` for them all the same; serve with it.
@@ -37,9 +45,12 @@ The markers are not single special tokens, but vLLM forces
 
 from __future__ import annotations
 
-from callsieve.grammar.api import Block, Call, Choose, Dialect, JsonValue, Many, Marker, Param, Prefix, Raw, ValueStyle, Variant
+from dataclasses import replace
+
+from callsieve.grammar.api import (Alt, Block, Call, Choose, Dialect, JsonArgs, JsonValue, Many, Marker, Opt, Param, Prefix, Raw,
+                                   ValueStyle, Variant)
 from callsieve.grammar.reasoning import THINK
-from callsieve.grammar.tags import ATTRS, END, GT, LT
+from callsieve.grammar.tags import ATTRS, END, GT, LT, close_tag, open_tag
 
 BARS = "[\uff5c|\u2016]{1,4}"
 PREFIX = rf"\s{{0,4}}{BARS}\s{{0,4}}(?i:DSML|EPSE)\s{{0,4}}{BARS}\s{{0,4}}"
@@ -109,14 +120,37 @@ def _variant(name_re: str, name: str, close: bool, attrs_re: str = "", attrs: st
 DOUBLED_LT = Prefix(LT, ("<", "\uff1c"), "doubled_lt")
 
 _HYPHENATED = ("function-calls", "functioncalls", "tool_call")
+
+
+def _wrapper_variants(close: bool) -> tuple[Variant, ...]:
+    """The block's own tag's leaked spellings, beyond ``_variant``'s (``dsml_variant``):
+    a bar and no ``DSML`` (``<｜tool_calls>``, ds2api), and the tag ending in bars with
+    no ``>`` (``<｜DSML｜tool_calls｜``), read only where a space or a line break follows
+    the bars (taken with them: a bar alone, before ``>``, is the trailing bar)."""
+    slash = "/" if close else ""
+    bars = "[\uff5c|\u2016]{1,16}"
+    return (
+        # (the block names as written, no trailing bar: ``<|tool_call|>``, ``<|tool_call>``
+        # and ``<|function_call|>`` are other dialects' tokens)
+        Variant(f"{LT}{slash}\\s{{0,4}}{bars}\\s{{0,4}}{BLOCK}{END}",
+                (f"<{slash}｜tool_calls>", f"<{slash}|tool_calls>", f"<{slash}｜｜ function_calls>"), "dsml_variant",
+                f"<{slash}｜tool_calls>"),
+        Variant(f"{LT}{slash}{LENIENT_PREFIX}{LENIENT_BLOCK}\\s{{0,8}}{bars}[ \\t\\r\\n]",
+                (f"<{slash}｜DSML｜tool_calls｜\n", f"<{slash}|DSML|tool_calls| ", f"<{slash}｜DSML｜function_calls ｜｜\r"),
+                "dsml_variant", f"<{slash}｜DSML｜tool_calls｜"),
+    )
+
+
 BLOCK_OPEN = Marker(
     f"{LT}{PREFIX}{BLOCK}{END}", _block_examples(False), "<｜DSML｜function_calls>",
-    variants=(_variant(LENIENT_BLOCK, "tool_calls", False, extra=tuple(f"<｜DSML｜{b}>" for b in _HYPHENATED)),),
+    variants=(_variant(LENIENT_BLOCK, "tool_calls", False, extra=tuple(f"<｜DSML｜{b}>" for b in _HYPHENATED)),
+              *_wrapper_variants(False)),
     prefixes=(DOUBLED_LT,),
 )
 BLOCK_CLOSE = Marker(
     f"{LT}/{PREFIX}{BLOCK}{END}", _block_examples(True), "</｜DSML｜function_calls>",
-    variants=(_variant(LENIENT_BLOCK, "tool_calls", True, extra=tuple(f"</｜DSML｜{b}>" for b in _HYPHENATED)),),
+    variants=(_variant(LENIENT_BLOCK, "tool_calls", True, extra=tuple(f"</｜DSML｜{b}>" for b in _HYPHENATED)),
+              *_wrapper_variants(True)),
     prefixes=(DOUBLED_LT,),
 )
 INVOKE = Marker(
@@ -144,12 +178,64 @@ PARAMETER_END = Marker(
 #: ``string="false"``: the value is JSON; anything else (``"true"``, absent): raw text,
 #: CDATA allowed.
 VALUE = Choose("string", (("false", JsonValue(PARAMETER_END)),), Raw(PARAMETER_END, ValueStyle(cdata=True)))
-INVOKES = Call(INVOKE, Many(Param(PARAMETER, VALUE)), close=INVOKE_END, implied_close="implied_call_close",
+#: Tolerated (ds2api, SGLang): the arguments written as one JSON object where the
+#: parameters belong, ``<｜DSML｜invoke name="f">{"city": "Paris"}</｜DSML｜invoke>``.
+JSON_BODY = Opt(JsonArgs(), stray="json_invoke_body")
+INVOKES = Call(INVOKE, Alt(Many(Param(PARAMETER, VALUE)), JSON_BODY), close=INVOKE_END, implied_close="implied_call_close",
                wrapped=("arguments", "parameters"), repeated="repeated_param_array")
+
+
+#: Tolerated (ds2api's "arbitrary alphanumeric prefixes such as ``EPSE|``"): another word
+#: where ``DSML`` belongs, ``<｜FOO｜invoke …>`` (``arbitrary_prefix``), only where the same
+#: word is on every tag of the block (``Block(same=True)``: the word is the ``same``
+#: group, read at the block's opener; a tag with another word, or none, is no marker of
+#: that block).
+_WORD = r"(?P<same>[A-Za-z][A-Za-z0-9]{0,15})"
+
+
+def _arbitrary(name_re: str, name: str, close: bool, attrs_re: str = "", attrs: str = "") -> Variant:
+    slash = "/" if close else ""
+    bars = "[\uff5c|\u2016]{1,16}"
+    return Variant(f"{LT}{slash}\\s{{0,4}}{bars}\\s{{0,4}}{_WORD}\\s{{0,4}}{bars}\\s{{0,4}}{name_re}{attrs_re}{END}",
+                   (f"<{slash}｜FOO｜{name}{attrs}>", f"<{slash}|Ab1|{name}{attrs}>"), "arbitrary_prefix",
+                   f"<{slash}｜?｜{name}{attrs and ' …'}>")
+
+
+def _with_arbitrary(m: Marker, name_re: str, name: str, close: bool, attrs_re: str = "", attrs: str = "") -> Marker:
+    return replace(m, variants=m.variants + (_arbitrary(name_re, name, close, attrs_re, attrs),))
+
+
+def _mixed(m: Marker, plain: str, examples: tuple[str, ...]) -> Marker:
+    """``m``, and read as it, its plain XML spelling (``mixed_tags``, ds2api normalizes
+    both to it): inside a block its DSML opener opened, never as an opener in prose
+    (a plain ``<invoke>`` there is the gateway XML dialect's, or text)."""
+    return replace(m, variants=m.variants + (Variant(plain, examples, "mixed_tags", f"{examples[0]} ~mixed"),))
+
+
+#: Tolerated (ds2api): DSML and plain XML tags mixed in one block (a model drifting from
+#: ``<｜DSML｜invoke>`` to ``<invoke>``, or ``<｜tool_calls>`` around plain invokes):
+#: inside a block its DSML (or leaked) opener opened, each plain tag is read as the DSML
+#: one (``mixed_tags``).
+PARAMETER_END_MIXED = _with_arbitrary(_mixed(PARAMETER_END, close_tag("parameter"), ("</parameter>",)),
+                                      "(?i:parameter)", "parameter", True)
+INVOKES_MIXED = Call(
+    _with_arbitrary(_mixed(INVOKE, open_tag("invoke"), ('<invoke name="f">',)), "(?i:invoke)", "invoke", False, ATTRS,
+                    ' name="f"'),
+    Alt(Many(Param(
+        _with_arbitrary(_mixed(PARAMETER, open_tag("parameter"), ('<parameter name="k" string="true">', '<parameter name="k">')),
+                        "(?i:parameter)", "parameter", False, ATTRS, ' name="k" string="true"'),
+        Choose("string", (("false", JsonValue(PARAMETER_END_MIXED)),), Raw(PARAMETER_END_MIXED, ValueStyle(cdata=True))),
+    )), JSON_BODY),
+    close=_with_arbitrary(_mixed(INVOKE_END, close_tag("invoke"), ("</invoke>",)), "(?i:invoke)", "invoke", True),
+    implied_close="implied_call_close", wrapped=("arguments", "parameters"), repeated="repeated_param_array",
+)
+BLOCK_CLOSE_MIXED = _with_arbitrary(_mixed(BLOCK_CLOSE, close_tag(BLOCK), ("</tool_calls>", "</function_calls>")),
+                                    BLOCK, "tool_calls", True)
+BLOCK_OPEN_ANY = _with_arbitrary(BLOCK_OPEN, BLOCK, "tool_calls", False)
 
 BLOCKS = (
     # (missing_block_close: the stream ends after </｜DSML｜invoke> with no block close)
-    Block(BLOCK_OPEN, Many(INVOKES, min=1), BLOCK_CLOSE, eof_close="missing_block_close"),
+    Block(BLOCK_OPEN_ANY, Many(INVOKES_MIXED, min=1), BLOCK_CLOSE_MIXED, eof_close="missing_block_close", same=True),
     # An invoke standing in prose without its block (V4 falling back to text,
     # sglang#40236): an implied block that ends, complete, where the grammar stops; a
     # block close after its invokes means the opening wrapper was lost.

@@ -23,7 +23,8 @@ Tolerated (dialects.md §12; each with its Diagnostic, none under ``strict``):
 out (``missing_value_open``), ``<arg_key>`` written twice (``doubled_key_open``), and
 ``</arg_value>`` after a zero-argument name (``stray_value_close``); Ling 3's newline
 after the name written as the two characters ``\n`` (``literal_newline``;
-dialects-long-tail.md §24: Ling 3 is this grammar, the alias ``ling3``).
+dialects-long-tail.md §24: Ling 3 is this grammar, the alias ``ling3``); a second
+``<tool_call>`` where ``<arg_key>`` belongs (``call_open_as_key``, for a known tool).
 
 Values: the template writes strings raw and anything else as JSON, so a value is JSON
 when it parses, else raw text (``ValueStyle.json_when_valid``): a string-typed
@@ -45,7 +46,7 @@ from __future__ import annotations
 import json
 
 from callsieve.grammar.api import Alt, Block, Call, Capture, Dialect, Many, Marker, Opt, Param, Raw, ValueStyle, Variant
-from callsieve.grammar.tags import close_tag, open_tag
+from callsieve.grammar.tags import END, LT, close_tag, open_tag
 from callsieve.grammar.reasoning import THINK
 
 TOOL_CALL = Marker(open_tag("tool_call"), ("<tool_call>",), "<tool_call>")
@@ -61,7 +62,13 @@ DOUBLED_KEY_CLOSE = Variant(
     "doubled_key_close",
     "~</arg_key><arg_value>",
 )
-ARG_VALUE = Marker(open_tag("arg_value"), ("<arg_value>",), "<arg_value>", variants=(DOUBLED_KEY_CLOSE,))
+#: Tolerated (GLM, Ling 3): the newline between tags written as the two characters
+#: ``\n`` (``</arg_key>\n<arg_value>``); after a value's close, ``Raw(trailing=)``.
+LITERAL_NL = Variant(r"\\n", ("\\n",), "literal_newline", "\\n")
+ARG_VALUE = Marker(open_tag("arg_value"), ("<arg_value>",), "<arg_value>", variants=(
+    DOUBLED_KEY_CLOSE,
+    Variant(r"\\n" + open_tag("arg_value"), ("\\n<arg_value>",), "literal_newline", "~\\n<arg_value>"),
+))
 ARG_VALUE_END = Marker(close_tag("arg_value"), ("</arg_value>",), "</arg_value>")
 
 #: The name, right after the opener, on its line (spaces after it are grammar; before
@@ -87,6 +94,22 @@ DOUBLED_KEY_OPEN = Opt(ARG_KEY, stray="doubled_key_open")
 #: (``<arg_key>city</arg_key>北京</arg_value>``): what follows ``</arg_key>`` (spaces
 #: skipped) is the value, ended by ``</arg_value>`` as usual.
 MISSING_VALUE_OPEN = Opt(ARG_VALUE, missing="missing_value_open")
+#: (Tolerated: a value escaped once too often, ``[{\"a\": 1}]`` for an array or object
+#: parameter, read unescaped once, ``double_escaped_value``; GLM's literal ``\n`` after
+#: ``</arg_value>``, ``literal_newline``.)
+VALUE = Raw(ARG_VALUE_END, ValueStyle(json_when_valid=True, escaped_once="double_escaped_value"), trailing=(LITERAL_NL,))
+#: Tolerated (sigit PR #95): a second ``<tool_call>`` where ``<arg_key>`` belongs
+#: (``<tool_call>get_weather<tool_call>city</arg_key><arg_value>北京</arg_value>``): one
+#: marker spanning the opener, the key and ``</arg_key>``, so that what follows the
+#: opener decides: a key and ``</arg_key>`` make it this parameter, anything else
+#: (``<tool_call>g</tool_call>``: a call begun again) leaves the opener to open a block
+#: of its own, as before. With ``tools=``, only in a call to a known tool.
+CALL_OPEN_AS_KEY = Opt(Param(
+    Marker(rf"{LT}(?i:tool_call){END}{KEY}{close_tag('arg_key')}",
+           ("<tool_call>city</arg_key>", "<tool_call> city </arg_key>"), "<tool_call>KEY</arg_key>"),
+    VALUE,
+    between=(MISSING_VALUE_OPEN,),
+), stray="call_open_as_key")
 
 BLOCK = Block(
     TOOL_CALL,
@@ -94,11 +117,11 @@ BLOCK = Block(
         None,
         Capture(NAME, max_chars=160, label="NAME"),
         LITERAL_NEWLINE,
-        Alt(STRAY_VALUE_CLOSE, Many(Param(
+        Alt(STRAY_VALUE_CLOSE, Many(Alt(Param(
             ARG_KEY,
-            Raw(ARG_VALUE_END, ValueStyle(json_when_valid=True)),
+            VALUE,
             between=(DOUBLED_KEY_OPEN, Capture(KEY, label="KEY"), ARG_KEY_END, MISSING_VALUE_OPEN),
-        ))),
+        ), CALL_OPEN_AS_KEY))),
         close=None,
     ),
     TOOL_CALL_END,

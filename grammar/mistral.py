@@ -67,6 +67,10 @@ DIALECT = Dialect(
     title="Mistral ([TOOL_CALLS]…)",
     blocks=(BLOCK,),
     # v13+ Magistral: [THINK]…[/THINK]; Magistral 2506/2507: plain <think>…</think>
+    # Tolerated (``orphan_token``): ``[TOOL_CALLS]`` of a block that failed, and
+    # ``[ARGS]`` or ``[CALL_ID]`` standing in prose with no call around them (what a
+    # failed or half-stripped call leaves): framing, never visible text.
+    orphans=((TOOL_CALLS, "orphan_token"), (ARGS, "orphan_token"), (CALL_ID, "orphan_token")),
     reasoning=(BRACKETS, THINK),
     sample=render([("get_weather", [("city", "Zürich", False)])], 2),
     render=render,

@@ -54,6 +54,9 @@ DIALECT = Dialect(
     name="xlam",
     title='xLAM-2 ([{"name": …, "arguments": {…}}]; bare, in <tool_call>, after [TOOL_CALLS])',
     blocks=(BARE, TAG, mistral.BLOCK),
+    # (Mistral's block, Mistral's tolerance: its [TOOL_CALLS] of a block that failed is
+    # framing, ``orphan_token``, whichever of the two dialects the block counts as)
+    orphans=tuple(o for o in mistral.DIALECT.orphans if o[0] == mistral.TOOL_CALLS),
     reasoning=(THINK,),
     sample=render([("get_weather", [("city", "Paris", False)]), ("get_time", [("tz", "CET", False)])]),
     render=render,

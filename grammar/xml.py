@@ -13,27 +13,33 @@ CDATA values are kept raw; outside CDATA the XML entities are unescaped.
 Tolerated (each with its Diagnostic, none under ``strict``): invokes without the opening
 wrapper when the closing one follows them (``missing_block_open``), a parameter repeated
 under an array schema (``repeated_param_array``), ``</invoke>`` left out before the next
-invoke or ``</tool_calls>`` (``implied_call_close``, as DSML), and the block's close left
-out after a closed invoke at the end of the stream (``missing_block_close``).
+invoke or ``</tool_calls>`` (``implied_call_close``, as DSML), the block's close left
+out after a closed invoke at the end of the stream (``missing_block_close``), and an
+invoke whose arguments are one JSON object instead of parameters (``json_invoke_body``;
+SGLang and ds2api read it).
 """
 
 from __future__ import annotations
 
-from callsieve.grammar.api import Block, Call, Dialect, Many, Marker, Param, Raw, ValueStyle
+from callsieve.grammar.api import Alt, Block, Call, Dialect, JsonArgs, Many, Marker, Opt, Param, Raw, ValueStyle
 from callsieve.grammar.reasoning import THINK
 from callsieve.grammar.tags import close_tag, open_tag
 
 BLOCK = "tool_calls|function_calls"
 
+#: Tolerated (SGLang, ds2api): the arguments written as one JSON object where the
+#: parameters belong, ``<invoke name="f">{"city": "Paris"}</invoke>`` (``json_invoke_body``).
+JSON_BODY = Opt(JsonArgs(), stray="json_invoke_body")
+
 CALLS = Many(Call(
         Marker(open_tag("invoke"), ('<invoke name="f">', "<invoke name='f' >"), '<invoke name="…">'),
-        Many(Param(
+        Alt(Many(Param(
             Marker(open_tag("parameter"), ('<parameter name="k">', '<parameter name="k" string="true">'), '<parameter name="…">'),
             Raw(
                 Marker(close_tag("parameter"), ("</parameter>",), "</parameter>"),
                 ValueStyle(unescape_entities=True, cdata=True),
             ),
-        )),
+        )), JSON_BODY),
         close=Marker(close_tag("invoke"), ("</invoke>",), "</invoke>"),
         repeated="repeated_param_array",
         # Tolerated (seed 000's fallback, as DSML): </invoke> left out before the next

@@ -58,9 +58,13 @@ def test_what_follows_a_shared_bare_first_marker_picks_the_dialect(size: int, or
 def test_what_neither_reads_leaves_the_marker_as_text() -> None:
     doc = "[TOOL_CALLS] is a token, said in prose."
     for size in (0, 1):
+        # (issue 24, item 9: Mistral declares its [TOOL_CALLS] an orphan token: the opener
+        # of a block none reads is framing, in raw only; strict, text)
         events = read(doc, size, dialects=[WRAPPED, "mistral"])
-        assert calls(events) == [] and texts(events) == doc
-        assert codes(events) == ["malformed_block"]
+        assert calls(events) == [] and texts(events) == doc[len("[TOOL_CALLS]"):]
+        assert codes(events) == ["orphan_token", "malformed_block"]
+        events = read(doc, size, dialects=[WRAPPED, "mistral"], strict=True)
+        assert calls(events) == [] and texts(events) == doc and codes(events) == ["malformed_block"]
 
 
 def test_the_fork_is_drawn() -> None:
@@ -80,10 +84,12 @@ def test_the_same_array_after_the_shared_marker_is_refused_with_the_fix() -> Non
     assert dialects_of(events) == ["xlam"]  # the first dialect listed that declares it
 
 
-def test_a_shared_call_open_is_refused_with_the_rule() -> None:
-    """Seed-OSS's calls without their wrapper begin with qwen3_coder's ``<function=…>``:
-    the marker opens the call itself, which a fork (binding a block) cannot."""
+def test_a_shared_call_open_that_both_grammars_read_alike_is_refused_with_the_rule() -> None:
+    """Seed-OSS's calls without their wrapper begin with qwen3_coder's ``<function=…>``: a
+    call's open that bare blocks share is decided by a fork, as a block opener is (issue
+    24: the Hermes family's ``<function=NAME>{…}``), and these two read the same next."""
     bare_seed = Dialect("seed_bare", "Seed-OSS calls without <seed:tool_call>",
                         (Block(None, Many(qwen3_coder.CALL, min=1), seed_oss.CLOSE, close_optional=True),))
-    with pytest.raises(callsieve.GrammarError, match=r"'<function=…>' is a call's open, shared with qwen3_coder \(rule.*fix:"):
+    with pytest.raises(callsieve.GrammarError, match=r"opener '<function=…>': qwen3_coder and seed_bare both accept "
+                                                     r"'<parameter=k>' next \(rule.*fix:"):
         callsieve.Sieve(dialects=[bare_seed, "qwen3_coder"])

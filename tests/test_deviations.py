@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import assume, given, strategies as st
 
 import callsieve
 from callsieve.grammar import REGISTRY
@@ -609,3 +609,722 @@ def test_orphan_tokens_left_by_a_dropped_section_never_reach_text(data: st.DataO
     assert texts(events) == before + " " + re.sub(r"<\|[a-z_]+\|>", "", left)
     assert "".join(e.raw for e in events) == doc
     assert texts(run([doc], dialects=["kimi_k2"], strict=True)) == doc
+
+
+# ---------------------------------------------------------------- 11. a JSON object as an invoke body
+JSON_INVOKES = [
+    # (document, the calls, the codes)
+    ('ok <tool_calls><invoke name="f">{"city": "Paris", "n": [1, {"a": null}]}</invoke></tool_calls> bye',
+     [("f", {"city": "Paris", "n": [1, {"a": None}]})], ["json_invoke_body"]),
+    ('ok <tool_calls>\n  <invoke name="f">\n    {"city": "Paris"}\n  </invoke>\n'
+     '  <invoke name="g"><parameter name="k">v</parameter></invoke>\n</tool_calls> bye',
+     [("f", {"city": "Paris"}), ("g", {"k": "v"})], ["json_invoke_body"]),
+    ('ok <｜DSML｜tool_calls>\n<｜DSML｜invoke name="f">\n{"city": "杭州", "days": 3}\n</｜DSML｜invoke>\n</｜DSML｜tool_calls> bye',
+     [("f", {"city": "杭州", "days": 3})], ["json_invoke_body"]),
+    # with its </invoke> left out too, and without its block
+    ('ok <｜DSML｜tool_calls><｜DSML｜invoke name="f">{}</｜DSML｜tool_calls> bye', [("f", {})],
+     ["json_invoke_body", "implied_call_close"]),
+    ('ok <｜DSML｜invoke name="f">{"a": "</｜DSML｜invoke>"}</｜DSML｜invoke> bye', [("f", {"a": "</｜DSML｜invoke>"})],
+     ["missing_block_open", "json_invoke_body"]),
+]
+
+
+@pytest.mark.parametrize("doc, want, want_codes", JSON_INVOKES)
+def test_a_json_object_as_an_invoke_body_is_the_calls_arguments(
+        doc: str, want: list[tuple[str, dict[str, Any]]], want_codes: list[str]) -> None:
+    for events in each_way(doc):
+        assert calls(events) == want and texts(events) == "ok  bye"
+        assert codes(events) == want_codes
+        (d,) = diags(events, "json_invoke_body")
+        assert d.offset == doc.index("{") and d.severity == "tolerated"
+        assert "".join(e.raw for e in events) == doc
+        deltas_match(events)
+    strict = run(cut(doc, 3), strict=True)
+    assert calls(strict) == [] and "json_invoke_body" not in codes(strict)
+    assert "".join(e.raw for e in strict) == doc
+
+
+@pytest.mark.parametrize("doc", [
+    # a JSON body is the whole of the arguments: no parameter after it, none before it
+    '<tool_calls><invoke name="f">{"a": 1}<parameter name="b">2</parameter></invoke></tool_calls>',
+    '<tool_calls><invoke name="f"><parameter name="b">2</parameter>{"a": 1}</invoke></tool_calls>',
+    '<tool_calls><invoke name="f">[1, 2]</invoke></tool_calls>',          # no object
+    '<tool_calls><invoke name="f">{"a": 1} trailing</invoke></tool_calls>',
+])
+def test_an_invoke_body_that_is_not_one_json_object_alone_is_no_call(doc: str) -> None:
+    # (after a value's close, a `{` is no grammar: that close is the value's data, and
+    # the block never closes)
+    for events in each_way(doc):
+        assert calls(events) == [] and set(codes(events)) & {"malformed_block", "unterminated_block"}
+        assert "".join(e.raw for e in events) == doc
+
+
+@pytest.mark.parametrize("doc", [
+    "```\n" + JSON_INVOKES[0][0] + "\n```\n",
+    "Use `" + JSON_INVOKES[0][0] + "` here.",
+    "~~~\n" + JSON_INVOKES[2][0] + "\n~~~\n",
+])
+def test_a_json_invoke_body_in_code_is_text(doc: str) -> None:
+    for events in each_way(doc):
+        # (the real opener in code is reported as a mention: issue 22)
+        assert calls(events) == [] and texts(events) == doc and codes(events) == ["markup_in_code"]
+
+
+def test_a_json_invoke_body_inside_a_value_is_data() -> None:
+    inner = JSON_INVOKES[0][0]
+    for doc in (f'<tool_calls><invoke name="w"><parameter name="c"><![CDATA[{inner}]]></parameter></invoke></tool_calls>',
+                '<tool_call>' + json.dumps({"name": "w", "arguments": {"c": inner}}) + "</tool_call>"):
+        for events in each_way(doc):
+            assert calls(events) == [("w", {"c": inner})] and codes(events) == []
+
+
+JSON_BODY_DIALECTS = ("xml", "dsml")
+
+
+@given(st.data())
+def test_writing_one_invokes_arguments_as_a_json_object_keeps_the_calls_and_says_so(data: st.DataObject) -> None:
+    """Blocks rendered by the grammar (gateway XML, DSML), one call's parameters written
+    instead as one JSON object of its arguments: the same calls and text, one
+    ``json_invoke_body`` at its ``{``; under strict, not the same."""
+    name = data.draw(st.sampled_from(JSON_BODY_DIALECTS))
+    d = REGISTRY[name]
+    assert d.render is not None
+    drawn = data.draw(st.lists(call_of(d), min_size=1, max_size=3))
+    at = data.draw(st.integers(0, len(drawn) - 1))
+    block = d.render([(n, p) for n, p, _ in drawn], data.draw(st.integers(0, 63)))
+    # the parameters of the call at `at`: between its invoke's open and its close
+    opens = [m.end() for m in re.finditer(r"<[^<>]*invoke name=\"[^\"]*\">", block)]
+    closes = [m.start() for m in re.finditer(r"</[^<>]*invoke>", block)]
+    assert len(opens) == len(closes) == len(drawn), block
+    body = "\n" + json.dumps(drawn[at][2], ensure_ascii=data.draw(st.booleans())) + "\n"
+    before, after = data.draw(DOT_PROSE), data.draw(DOT_PROSE)
+    lead = before + "\n\n"
+    doc = lead + block[: opens[at]] + body + block[closes[at]:] + after
+    events = run(data.draw(chunks(doc)), dialects=data.draw(st.sampled_from([[name], None])))
+    assert calls(events) == [(n, a) for n, _, a in drawn]
+    assert texts(events) == lead + after
+    assert codes(events) == ["json_invoke_body"]
+    assert [x.offset for x in diags(events, "json_invoke_body")] == [len(lead) + opens[at] + 1]
+    assert "".join(e.raw for e in events) == doc
+    deltas_match(events)
+    assert calls(run([doc], dialects=[name], strict=True)) != [(n, a) for n, _, a in drawn]
+
+
+# ---------------------------------------------------------------- 12. GLM: <tool_call> where <arg_key> belongs
+GLM_KEYED = [
+    # (document, the calls, how many keys were opened by <tool_call>)
+    ("ok <tool_call>get_weather<tool_call>city</arg_key><arg_value>北京</arg_value></tool_call> bye",
+     [("get_weather", {"city": "北京"})], 1),
+    ("ok <tool_call>get_weather\n<tool_call>city</arg_key>\n<arg_value>北京</arg_value>\n"
+     "<tool_call>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call> bye", [("get_weather", {"city": "北京", "days": 3})], 2),
+    ("ok <tool_call>get_weather<arg_key>city</arg_key><arg_value>北京</arg_value><tool_call>days</arg_key>"
+     "<arg_value>3</arg_value></tool_call> bye", [("get_weather", {"city": "北京", "days": 3})], 1),
+    # with its <arg_value> left out too
+    ("ok <tool_call>get_weather<tool_call>city</arg_key>北京</arg_value></tool_call> bye",
+     [("get_weather", {"city": "北京"})], 1),
+]
+
+
+@pytest.mark.parametrize("doc, want, n", GLM_KEYED)
+def test_glm_a_tool_call_open_where_a_key_belongs_opens_the_key(doc: str, want: list[tuple[str, dict[str, Any]]],
+                                                                n: int) -> None:
+    also = ["missing_value_open"] if "</arg_key>北京" in doc else []
+    for kw in ({}, {"tools": tools("get_weather", city="string", days="integer")}):
+        for events in each_way(doc, **kw):
+            assert calls(events) == want and texts(events) == "ok  bye"
+            assert sorted(codes(events)) == sorted(["call_open_as_key"] * n + also)
+            got = [d.offset for d in diags(events, "call_open_as_key")]
+            assert got == [m.start() for m in re.finditer("<tool_call>", doc)][1 : n + 1]
+            assert "".join(e.raw for e in events) == doc
+            deltas_match(events)
+    strict = run(cut(doc, 3), strict=True)
+    assert calls(strict) != want and "call_open_as_key" not in codes(strict)
+    assert "".join(e.raw for e in strict) == doc
+
+
+def test_glm_a_tool_call_open_as_a_key_needs_a_known_tool_when_tools_are_given() -> None:
+    doc = GLM_KEYED[0][0]
+    for events in each_way(doc, tools=tools("other", city="string")):
+        assert calls(events) == [] and "call_open_as_key" not in codes(events) and "malformed_block" in codes(events)
+        assert "".join(e.raw for e in events) == doc
+
+
+@pytest.mark.parametrize("doc, want, text", [
+    # a call begun again (no key, no </arg_key>): the first is malformed, the second a call, as before
+    ("<tool_call>f\n<tool_call>g</tool_call> bye", [("g", {})], "<tool_call>f\n bye"),
+    ("<tool_call>f<tool_call>g</tool_call> bye", [("g", {})], "<tool_call>f bye"),
+    ("<tool_call>f<tool_call>g<arg_key>a</arg_key><arg_value>1</arg_value></tool_call> bye", [("g", {"a": 1})],
+     "<tool_call>f bye"),
+    ('<tool_call>f<tool_call>{"name": "g", "arguments": {}}</tool_call> bye', [("g", {})], "<tool_call>f bye"),
+    ("<tool_call>f<tool_call>\n<function=g>\n</function>\n</tool_call> bye", [("g", {})], "<tool_call>f bye"),
+])
+def test_glm_a_call_begun_again_is_still_a_call(doc: str, want: list[tuple[str, dict[str, Any]]], text: str) -> None:
+    for strict in (False, True):
+        for events in each_way(doc, strict=strict):
+            assert calls(events) == want and "call_open_as_key" not in codes(events)
+            assert texts(events) == text
+            assert "".join(e.raw for e in events) == doc
+
+
+@pytest.mark.parametrize("doc", [
+    "```\n" + GLM_KEYED[0][0] + "\n```\n",
+    "Use `" + GLM_KEYED[0][0] + "` here.",
+])
+def test_glm_a_tool_call_open_as_a_key_in_code_is_text(doc: str) -> None:
+    for events in each_way(doc):
+        # (the real opener in code is reported as a mention, noise: issue 22)
+        assert calls(events) == [] and texts(events) == doc and set(codes(events)) == {"markup_in_code"}
+
+
+def test_glm_a_tool_call_open_as_a_key_inside_a_value_is_data() -> None:
+    inner = "get_weather<tool_call>city</arg_key><arg_value>北京"
+    doc = f"<tool_call>note<arg_key>text</arg_key><arg_value>{inner}</arg_value></tool_call>"
+    for events in each_way(doc):
+        assert calls(events) == [("note", {"text": inner})] and codes(events) == []
+
+
+@given(st.data())
+def test_a_tool_call_open_written_for_one_glm_key_keeps_the_calls_and_says_so(data: st.DataObject) -> None:
+    """GLM blocks rendered by the grammar (GLM-4.5 or GLM-5 spacing), one ``<arg_key>``
+    written as ``<tool_call>``: the same calls and text, one ``call_open_as_key`` at it;
+    under strict, not the same."""
+    d = REGISTRY["glm45"]
+    assert d.render is not None
+    drawn = data.draw(st.lists(call_of(d).filter(lambda c: bool(c[1])), min_size=1, max_size=3))
+    variant = data.draw(st.integers(0, 1))
+    block = d.render([(n, p) for n, p, _ in drawn], variant)
+    between = ("" if variant % 2 else "\n") * (len(drawn) - 1)  # (blocks in a row: joined so, prose)
+    keys = [m.start() for m in re.finditer("<arg_key>", block)]
+    k = data.draw(st.sampled_from(keys))
+    before, after = data.draw(DOT_PROSE), data.draw(DOT_PROSE)
+    lead = before + "\n\n"
+    doc = lead + block[:k] + "<tool_call>" + block[k + len("<arg_key>"):] + after
+    dialects = data.draw(st.sampled_from([["glm45"], None]))
+    events = run(data.draw(chunks(doc)), dialects=dialects,
+                 tools=data.draw(st.sampled_from([None, tools(*{n for n, _p, _a in drawn})])))
+    assert calls(events) == [(n, a) for n, _, a in drawn]
+    assert texts(events) == lead + between + after
+    assert codes(events) == ["call_open_as_key"]
+    assert [x.offset for x in diags(events, "call_open_as_key")] == [len(lead) + k]
+    assert "".join(e.raw for e in events) == doc
+    deltas_match(events)
+    assert calls(run([doc], dialects=dialects, strict=True)) != [(n, a) for n, _, a in drawn]
+
+
+# ---------------------------------------------------------------- 7. GLM: a literal \n between tags, values escaped twice
+@pytest.mark.parametrize("doc, want", [
+    ("ok <tool_call>get_weather\\n<arg_key>city</arg_key>\\n<arg_value>北京</arg_value>\\n<arg_key>days</arg_key>"
+     "\\n<arg_value>3</arg_value>\\n</tool_call> bye", [("get_weather", {"city": "北京", "days": 3})]),
+    ("ok <tool_call>get_weather<arg_key>city</arg_key><arg_value>北京</arg_value>\\n</tool_call> bye",
+     [("get_weather", {"city": "北京"})]),
+    ("ok <tool_call>get_weather<arg_key>city</arg_key>\\n<arg_value>北京</arg_value></tool_call> bye",
+     [("get_weather", {"city": "北京"})]),
+    # among real newlines
+    ("ok <tool_call>get_weather\n<arg_key>city</arg_key>\\n<arg_value>北京</arg_value> \\n\n</tool_call> bye",
+     [("get_weather", {"city": "北京"})]),
+])
+def test_glm_a_literal_newline_between_tags_is_read_as_one(doc: str, want: list[tuple[str, dict[str, Any]]]) -> None:
+    n = doc.count("\\n")
+    for events in each_way(doc):
+        assert calls(events) == want and texts(events) == "ok  bye"
+        assert codes(events) == ["literal_newline"] * n
+        assert sorted(d.offset for d in diags(events, "literal_newline")) == [m.start() for m in re.finditer(r"\\n", doc)]
+        assert "".join(e.raw for e in events) == doc
+        deltas_match(events)
+    strict = run(cut(doc, 3), strict=True)
+    assert calls(strict) != want and "literal_newline" not in codes(strict)
+    assert "".join(e.raw for e in strict) == doc
+
+
+@pytest.mark.parametrize("value", [
+    "x</arg_value>\\nfoo",         # a literal \n after a close, then no marker: the value's data
+    "a\\nb",
+    "\\n",
+])
+def test_glm_a_literal_newline_in_a_value_is_data(value: str) -> None:
+    doc = f"<tool_call>f<arg_key>k</arg_key><arg_value>{value}</arg_value></tool_call>"
+    for events in each_way(doc):
+        assert calls(events) == [("f", {"k": value})] and codes(events) == []
+
+
+@pytest.mark.parametrize("doc", [
+    "```\n<tool_call>f\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value>\\n</tool_call>\n```\n",
+    "Use `<tool_call>f<arg_key>k</arg_key>\\n<arg_value>v</arg_value></tool_call>` here.",
+])
+def test_glm_a_literal_newline_in_code_is_text(doc: str) -> None:
+    for events in each_way(doc):
+        # (the real opener in code is reported as a mention, noise: issue 22)
+        assert calls(events) == [] and texts(events) == doc and set(codes(events)) == {"markup_in_code"}
+
+
+ESCAPED_TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"properties": {
+    "items": {"type": "array"}, "opts": {"type": "object"}, "text": {"type": "string"}, "any": {"type": ["array", "string"]}}}}}]
+
+
+@pytest.mark.parametrize("key, written, value", [
+    ("items", '[{\\"a\\": 1}, \\"x\\\\\\"y\\"]', [{"a": 1}, 'x"y']),
+    ("opts", '{\\"path\\": \\"C:\\\\\\\\tmp\\", \\"n\\": [1, 2]}', {"path": "C:\\tmp", "n": [1, 2]}),
+    ("opts", '{\\n  \\"a\\": true\\n}', {"a": True}),
+])
+def test_glm_a_value_escaped_twice_is_unescaped_once_under_an_object_or_array_schema(key: str, written: str, value: Any) -> None:
+    doc = f"<tool_call>f<arg_key>{key}</arg_key><arg_value>{written}</arg_value></tool_call>"
+    for events in each_way(doc, tools=ESCAPED_TOOLS):
+        assert calls(events) == [("f", {key: value})] and codes(events) == ["double_escaped_value"]
+        (d,) = diags(events, "double_escaped_value")
+        assert d.offset == doc.index("<arg_value>") and d.severity == "tolerated"  # (the value's open)
+        deltas_match(events)
+    strict = run(cut(doc, 3), tools=ESCAPED_TOOLS, strict=True)
+    assert calls(strict) == [("f", {key: written})] and codes(strict) == ["type_mismatch"]
+
+
+@pytest.mark.parametrize("key, written, tools_", [
+    ("text", '{\\"a\\": 1}', ESCAPED_TOOLS),     # a string parameter: the text as written
+    ("any", '[\\"a\\"]', ESCAPED_TOOLS),        # a string is allowed: as written
+    ("items", '[\\"a\\"]', None),               # no schema says it is an array
+    ("items", '[1, 2]', ESCAPED_TOOLS),          # JSON already: read as before
+    ("items", 'not \\"json\\"', ESCAPED_TOOLS),  # not JSON once unescaped either: a type mismatch, as before
+])
+def test_glm_a_value_is_unescaped_only_where_it_fails_as_json_under_an_object_or_array_schema(
+        key: str, written: str, tools_: Any) -> None:
+    doc = f"<tool_call>f<arg_key>{key}</arg_key><arg_value>{written}</arg_value></tool_call>"
+    events = run(cut(doc, 2), tools=tools_)
+    assert "double_escaped_value" not in codes(events)
+    assert calls(events) == calls(run([doc], tools=tools_, strict=True))
+
+
+GLM_NL = {"key": ("</arg_key>\n<arg_value>", "</arg_key>\\n<arg_value>"),
+          "value": ("</arg_value>\n", "</arg_value>\\n"), "name": (None, None)}
+
+
+@given(st.data())
+def test_glm_newlines_written_as_backslash_n_keep_the_calls_and_say_so(data: st.DataObject) -> None:
+    """GLM-4.5 blocks rendered by the grammar (a newline between each two tags), some of
+    those newlines written as the two characters ``\\n`` (Ling 3, GLM leaking its
+    escapes): the same calls and text, one ``literal_newline`` each; under strict, not
+    the same."""
+    d = REGISTRY["glm45"]
+    assert d.render is not None
+    drawn = data.draw(st.lists(call_of(d), min_size=1, max_size=2))
+    block = d.render([(n, p) for n, p, _ in drawn], 0)
+    # the newlines between tags: after a name, a key's close or a value's close (not
+    # the one between two blocks, which is prose)
+    spots = [m.end() - 1 for m in re.finditer(r"(?:<tool_call>[^<\n]*|</arg_key>|</arg_value>)\n(?=<)", block)]
+    chosen = sorted(set(data.draw(st.lists(st.sampled_from(spots), min_size=1, max_size=4))))
+    for k in reversed(chosen):
+        block = block[:k] + "\\n" + block[k + 1:]
+    before, after = data.draw(DOT_PROSE), data.draw(DOT_PROSE)
+    lead = before + "\n\n"
+    doc = lead + block + after
+    dialects = data.draw(st.sampled_from([["glm45"], None]))
+    events = run(data.draw(chunks(doc)), dialects=dialects)
+    assert calls(events) == [(n, a) for n, _, a in drawn]
+    assert texts(events) == lead + "\n" * (len(drawn) - 1) + after
+    assert codes(events) == ["literal_newline"] * len(chosen)
+    assert "".join(e.raw for e in events) == doc
+    deltas_match(events)
+    assert calls(run([doc], dialects=dialects, strict=True)) != [(n, a) for n, _, a in drawn]
+
+
+# ---------------------------------------------------------------- 3. Hermes-family wrappers
+FUNCTION_CALLS = [
+    'ok <function=get_weather>{"city": "Paris"}</function> bye',
+    'ok <function=get_weather>\n{"city": "Paris"}\n</function> bye',
+    'ok <function name="get_weather">{"city": "Paris"}</function> bye',
+    "ok <FUNCTION NAME = \"get_weather\" >{\"city\": \"Paris\"}</function> bye",
+]
+
+
+@pytest.mark.parametrize("doc", FUNCTION_CALLS)
+@pytest.mark.parametrize("dialects", [None, ["hermes"], ["hermes", "qwen3_coder"]])
+def test_a_function_tag_around_json_arguments_is_a_call(doc: str, dialects: list[str] | None) -> None:
+    for kw in ({}, {"tools": tools("get_weather", city="string")}):
+        for events in each_way(doc, dialects=dialects, **kw):
+            assert calls(events) == [("get_weather", {"city": "Paris"})] and texts(events) == "ok  bye"
+            assert codes(events) == ["function_wrapper"]
+            (d,) = diags(events, "function_wrapper")
+            assert d.offset == 3 and d.severity == "tolerated"
+            assert "".join(e.raw for e in events) == doc
+            deltas_match(events)
+    strict = run(cut(doc, 3), dialects=dialects, strict=True)
+    assert calls(strict) == [] and texts(strict) == doc and codes(strict) == []
+
+
+def test_a_function_tag_decides_between_json_arguments_and_qwen3_coder_parameters() -> None:
+    """``<function=NAME>`` opens a call of both: what follows it decides (a fork), call by call."""
+    doc = ('ok <function=a>{"x": 1}</function>\n<function=b>\n<parameter=k>\nv\n</parameter>\n</function>\n'
+           '<function=c>\n</function>\n<function name="d">{}</function> bye')
+    for events in each_way(doc):
+        assert calls(events) == [("a", {"x": 1}), ("b", {"k": "v"}), ("c", {}), ("d", {})]
+        # (b and c: one Qwen3-Coder block of two calls)
+        assert codes(events) == ["function_wrapper", "missing_block_open", "function_wrapper"]
+        assert texts(events) == "ok \n\n bye"
+        deltas_match(events)
+
+
+@pytest.mark.parametrize("doc", [
+    "Write <function=NAME> to call a tool.",
+    "Write <function=get_weather> {city} </function> to call it.",   # no JSON object
+    'Then <function=f>{"a": 1 and more.',                              # JSON that does not hold up
+    "Write <function name=\"f\"> then JSON.",
+])
+def test_a_function_tag_mentioned_in_prose_is_text_whatever_the_policy(doc: str) -> None:
+    for policy in ("text", "drop", "raise"):
+        for events in each_way(doc, on_malformed=policy):
+            assert calls(events) == [] and texts(events) == doc
+            assert not [e for e in events if isinstance(e, (callsieve.ToolCallStart, callsieve.ToolCallDelta))]
+
+
+def test_a_function_tag_call_streams_once_its_arguments_are_read_and_is_abandoned_without_its_close() -> None:
+    doc = 'Then <function=f>{"a": 1}</function2> and more.'
+    for events in each_way(doc):
+        assert calls(events) == [] and "function_wrapper" not in codes(events)
+        (gone,) = abandoned(events)
+        assert gone.name == "f" and gone.raw == '<function=f>{"a": 1}'
+        assert texts(events) == "Then </function2> and more."
+
+
+def test_a_function_tag_call_must_name_a_known_tool_when_tools_are_given() -> None:
+    doc = FUNCTION_CALLS[0]
+    for events in each_way(doc, tools=tools("other", city="string")):
+        assert calls(events) == [] and texts(events) == doc and codes(events) == ["unknown_tool"]
+        assert not [e for e in events if isinstance(e, (callsieve.ToolCallStart, callsieve.ToolCallDelta))]
+
+
+WRAPPED = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+WEATHER = tools("get_weather", city="string")
+
+
+@pytest.mark.parametrize("tag", ["tool", "tools", "response", "json", "xml", "JSON", "Tool"])
+def test_a_generic_tag_around_a_call_object_is_a_call_only_with_tools(tag: str) -> None:
+    doc = f"ok <{tag}>\n{WRAPPED}\n</{tag}> bye"
+    dialects = ["hermes"] if tag.lower() == "response" else None  # (<response> is ERNIE 4.5's framing)
+    for events in each_way(doc, tools=WEATHER, dialects=dialects):
+        assert calls(events) == [("get_weather", {"city": "Paris"})] and texts(events) == "ok  bye"
+        assert codes(events) == ["generic_wrapper"]
+        (d,) = diags(events, "generic_wrapper")
+        assert d.offset == 3 and d.severity == "tolerated"
+        assert "".join(e.raw for e in events) == doc
+        deltas_match(events)
+    # nothing streams before the close, the evidence
+    s = callsieve.Sieve(tools=WEATHER, dialects=dialects)
+    early = [e for c in doc[: doc.rindex("</")] for e in s.feed(c)]
+    assert not [e for e in early if isinstance(e, (callsieve.ToolCallStart, callsieve.ToolCallDelta))]
+    # without tools=, under strict: text, nothing said
+    for kw in ({"dialects": dialects}, {"tools": WEATHER, "strict": True, "dialects": dialects}):
+        events = run(cut(doc, 3), **kw)  # type: ignore[arg-type]
+        assert calls(events) == [] and texts(events) == doc and codes(events) == []
+
+
+@pytest.mark.parametrize("body, code", [
+    ('{"name": "other", "arguments": {}}', "unknown_tool"),                             # no known tool
+    ('{"name": "get_weather", "arguments": {"city": "x"}, "id": "1"}', "malformed_block"),  # not exactly name, arguments
+    ('{"name": "get_weather", "parameters": {"city": "x"}}', "malformed_block"),
+    ('{"city": "x"}', "malformed_block"),
+    ("<b>get_weather</b>", "malformed_block"),                                          # HTML
+])
+def test_a_generic_tag_needs_exactly_a_call_object_naming_a_known_tool(body: str, code: str) -> None:
+    doc = f"ok <tool>{body}</tool> bye"
+    for policy in ("text", "drop"):
+        for events in each_way(doc, tools=WEATHER, on_malformed=policy):
+            assert calls(events) == [] and texts(events) == doc and codes(events) == [code]
+            assert not [e for e in events if isinstance(e, (callsieve.ToolCallStart, callsieve.ToolCallDelta))]
+
+
+def test_response_is_erne_framing_when_ernie_is_enabled() -> None:
+    doc = f"<response>{WRAPPED}</response>"
+    for dialects in (None, ["ernie45", "hermes"]):
+        events = run(cut(doc, 4), tools=WEATHER, dialects=dialects)
+        assert calls(events) == [] and texts(events) == WRAPPED and "generic_wrapper" not in codes(events)
+
+
+@pytest.mark.parametrize("doc", [
+    "```\n" + FUNCTION_CALLS[0] + "\n```\n",
+    "Use `" + FUNCTION_CALLS[2] + "` here.",
+    f"```json\n<tool>{WRAPPED}</tool>\n```\n",
+    f"Use `<json>{WRAPPED}</json>` here.",
+    f"ok {WRAPPED} bye",   # never bare JSON in prose
+])
+def test_hermes_wrappers_in_code_or_bare_json_in_prose_are_text(doc: str) -> None:
+    for events in each_way(doc, tools=WEATHER):
+        assert calls(events) == [] and texts(events) == doc and codes(events) == []
+
+
+def test_hermes_wrappers_inside_a_value_are_data() -> None:
+    for inner in (FUNCTION_CALLS[0], f"<tool>{WRAPPED}</tool>"):
+        doc = "<tool_call>" + json.dumps({"name": "note", "arguments": {"text": inner}}) + "</tool_call>"
+        for events in each_way(doc, tools=tools("note", "get_weather", text="string")):
+            assert calls(events) == [("note", {"text": inner})] and codes(events) == []
+
+
+#: every built-in dialect's real openers
+_REAL_OPENERS = callsieve.Sieve().machine.openers
+assert _REAL_OPENERS is not None
+
+
+@given(st.data())
+def test_hermes_calls_in_a_family_wrapper_keep_the_calls_and_say_so(data: st.DataObject) -> None:
+    """Hermes blocks rendered by the grammar, one call's ``<tool_call>`` wrapper written
+    as another of the family (``<function=NAME>{args}</function>``, ``<function
+    name="NAME">``, or, with ``tools=``, a generic tag): the same calls and text, that
+    wrapper's Diagnostic; under strict, not the same."""
+    d = REGISTRY["hermes"]
+    assert d.render is not None
+    drawn = data.draw(st.lists(call_of(d), min_size=1, max_size=3))
+    at = data.draw(st.integers(0, len(drawn) - 1))
+    how = data.draw(st.sampled_from(["eq", "named", "tool", "tools", "json", "xml", "Response"]))
+    pieces: list[str] = []
+    text: list[str] = []
+    for k, (name, params, args) in enumerate(drawn):
+        prose = data.draw(DOT_PROSE) + "\n"
+        pieces.append(prose)
+        text.append(prose)
+        if k != at:
+            pieces.append(d.render([(name, params)], data.draw(st.integers(0, 11))))
+        elif how == "eq":
+            wrapped = json.dumps(args)
+            pieces.append(f"<function={name}>{wrapped}</function>")
+        elif how == "named":
+            wrapped = json.dumps(args, ensure_ascii=False)
+            pieces.append(f'<function name="{name}">\n{wrapped}\n</function>')
+        else:
+            wrapped = json.dumps({"name": name, "arguments": args}, ensure_ascii=data.draw(st.booleans()))
+            pieces.append(f"<{how}>\n{wrapped}\n</{how}>")
+    tail = data.draw(DOT_PROSE)
+    pieces.append(tail)
+    text.append(tail)
+    doc = "".join(pieces)
+    # A wrapper of the family is itself a deviation: a real opener in its JSON ends it
+    # there (its evidence is its own markup, issue 23), so its value holds none here.
+    assume(_REAL_OPENERS.find(wrapped) < 0)
+    code = "function_wrapper" if how in ("eq", "named") else "generic_wrapper"
+    declared = tools(*{n for n, _p, _a in drawn})
+    dialects = ["hermes"] if how == "Response" else data.draw(st.sampled_from([["hermes"], None]))
+    events = run(data.draw(chunks(doc)), dialects=dialects, tools=declared)
+    assert calls(events) == [(n, a) for n, _, a in drawn]
+    assert texts(events) == "".join(text)
+    assert codes(events) == [code]
+    assert "".join(e.raw for e in events) == doc
+    deltas_match(events)
+    assert calls(run([doc], dialects=dialects, tools=declared, strict=True)) != [(n, a) for n, _, a in drawn]
+
+
+# ---------------------------------------------------------------- 9. orphan control tokens, the rest
+@pytest.mark.parametrize("doc, token, visible, code", [
+    ("Hi [TOOL_CALLS]Sure, here it is.", "[TOOL_CALLS]", "Hi Sure, here it is.", "malformed_block"),
+    ("Hi [TOOL_CALLS] there", "[TOOL_CALLS]", "Hi  there", "unterminated_block"),
+    ("Hi [TOOL_CALLS]", "[TOOL_CALLS]", "Hi ", "unterminated_block"),
+    ("Done. [TOOL_CALLS][1, 2] ok", "[TOOL_CALLS]", "Done. [1, 2] ok", "malformed_block"),
+])
+def test_the_opener_of_a_block_that_failed_is_framing_with_a_diagnostic(doc: str, token: str, visible: str, code: str) -> None:
+    for events in each_way(doc):
+        assert calls(events) == [] and texts(events) == visible
+        assert codes(events) == ["orphan_token", code]
+        (d,) = diags(events, "orphan_token")
+        assert d.offset == doc.index(token) and d.severity == "tolerated"
+        assert [e.raw for e in events if isinstance(e, callsieve.Text) and not e.text] == [token]
+        assert "".join(e.raw for e in events) == doc
+    # strict: the format alone, all of it text; other policies: as before (the input on the Diagnostic)
+    strict = run(cut(doc, 3), strict=True)
+    assert texts(strict) == doc and codes(strict) == [code]
+    dropped = run(cut(doc, 3), on_malformed="drop")
+    assert token not in texts(dropped) and "orphan_token" not in codes(dropped)
+    assert "".join(e.raw for e in dropped) == doc
+
+
+@pytest.mark.parametrize("token", ["[ARGS]", "[CALL_ID]", "<｜tool▁calls▁end｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"])
+def test_an_orphan_mistral_or_deepseek_token_in_prose_is_framing(token: str) -> None:
+    doc = "Done." + token + " Bye"
+    for events in each_way(doc):
+        assert calls(events) == [] and texts(events) == "Done. Bye" and codes(events) == ["orphan_token"]
+        (d,) = diags(events, "orphan_token")
+        assert d.offset == len("Done.")
+        assert [e.raw for e in events if isinstance(e, callsieve.Text) and not e.text] == [token]
+    assert texts(run(cut(doc, 2), strict=True)) == doc
+
+
+def test_a_mistral_call_that_streamed_and_failed_is_abandoned_not_framing() -> None:
+    # (shown once: its markup, the token with it, is on its ToolCallAbandoned)
+    doc = "Hi [TOOL_CALLS]oops{ bye"
+    for events in each_way(doc):
+        (gone,) = abandoned(events)
+        assert gone.raw.startswith("[TOOL_CALLS]") and "orphan_token" not in codes(events)
+        assert "[TOOL_CALLS]" not in texts(events)
+
+
+@pytest.mark.parametrize("doc", [
+    "Type `[TOOL_CALLS]` to call.",
+    "```\nHi [TOOL_CALLS]Sure\n[ARGS]\n```\n",
+    'Use `<｜tool▁calls▁begin｜>` then `<｜tool▁sep｜>`.',
+])
+def test_orphan_tokens_in_code_are_text(doc: str) -> None:
+    for events in each_way(doc):
+        # (no orphan_token: the real opener in code is reported as a mention, issue 22)
+        assert texts(events) == doc and set(codes(events)) == {"markup_in_code"}
+
+
+def test_orphan_tokens_inside_a_value_are_data() -> None:
+    inner = "Hi [TOOL_CALLS] and [ARGS] and <｜tool▁sep｜>"
+    doc = '[TOOL_CALLS]note[ARGS]' + json.dumps({"text": inner})
+    for events in each_way(doc):
+        assert calls(events) == [("note", {"text": inner})] and codes(events) == []
+
+
+# ---------------------------------------------------------------- 5. DSML's leaked spellings, the rest
+DSML_PLAIN = ('<{o}>\n<invoke name="f">\n<parameter name="k">v</parameter>\n<parameter name="n" string="false">[1]</parameter>\n'
+              "</invoke>\n</{c}>")
+
+
+@pytest.mark.parametrize("doc, want_codes", [
+    # a block tag ending in bars with no `>`, before a line break or a space
+    ('<｜DSML｜tool_calls｜\n<｜DSML｜invoke name="f"><｜DSML｜parameter name="k" string="true">v</｜DSML｜parameter>'
+     '</｜DSML｜invoke>\n</｜DSML｜tool_calls| ', ["dsml_variant", "dsml_variant"]),
+    # a bar and no DSML, around plain invokes
+    (DSML_PLAIN.format(o="｜tool_calls", c="｜tool_calls"), ["dsml_variant"] + ["mixed_tags"] * 6 + ["dsml_variant"]),
+    # DSML and plain tags mixed in one block
+    (DSML_PLAIN.format(o="｜DSML｜tool_calls", c="｜DSML｜tool_calls"), ["mixed_tags"] * 6),
+    ('<｜DSML｜tool_calls><｜DSML｜invoke name="f"><parameter name="k" string="true">v</｜DSML｜parameter>'
+     '<｜DSML｜parameter name="n" string="false">[1]</parameter></invoke></tool_calls>', ["mixed_tags"] * 4),
+])
+def test_dsml_leaked_wrappers_and_mixed_tags_are_read_with_their_codes(doc: str, want_codes: list[str]) -> None:
+    whole = "ok " + doc + "bye"
+    want = [("f", {"k": "v", "n": [1]})] if '"n"' in doc else [("f", {"k": "v"})]
+    for events in each_way(whole):
+        assert calls(events) == want and texts(events) == "ok bye"
+        assert sorted(codes(events)) == sorted(want_codes)
+        assert "".join(e.raw for e in events) == whole
+        deltas_match(events)
+    strict = run(cut(whole, 3), strict=True)
+    assert calls(strict) != want and not {"dsml_variant", "mixed_tags"} & set(codes(strict))
+    assert "".join(e.raw for e in strict) == whole
+
+
+def test_plain_tags_open_no_dsml_block_in_prose() -> None:
+    # (a plain invoke in prose is the gateway XML dialect's, which needs its </tool_calls>)
+    doc = 'ok <invoke name="f">\n<parameter name="k">v</parameter>\n</invoke> bye'
+    for events in each_way(doc):
+        assert calls(events) == [] and texts(events) == doc and "mixed_tags" not in codes(events)
+
+
+@pytest.mark.parametrize("value", ["a</parameter>b", '</parameter><parameter name="x">', "</invoke></tool_calls>"])
+def test_plain_tags_in_a_dsml_value_are_data_unless_grammar_follows(value: str) -> None:
+    doc = (f'<｜DSML｜tool_calls><｜DSML｜invoke name="f"><｜DSML｜parameter name="k" string="true">{value}'
+           "</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>")
+    if value.startswith('</parameter><parameter'):
+        # a plain close that grammar follows closes the value, as the DSML one would (then x is empty)
+        want = [("f", {"k": "", "x": ""})]
+    else:
+        want = [("f", {"k": value})]
+    for events in each_way(doc):
+        assert calls(events) == want
+        assert ("mixed_tags" in codes(events)) == (want != [("f", {"k": value})])
+
+
+ANY_PREFIX = ('<{w}tool_calls>\n<{w}invoke name="f">\n<{w}parameter name="k" string="true">v</{w}parameter>\n'
+              "</{w}invoke>\n</{w}tool_calls>")
+
+
+@pytest.mark.parametrize("word", ["｜FOO｜", "|Epse2|", "｜｜agent｜｜"])
+def test_an_arbitrary_prefix_on_every_tag_of_the_block_is_read(word: str) -> None:
+    doc = "ok " + ANY_PREFIX.format(w=word) + " bye"
+    for events in each_way(doc):
+        assert calls(events) == [("f", {"k": "v"})] and texts(events) == "ok  bye"
+        assert codes(events) == ["arbitrary_prefix"] * 6
+        assert sorted(d.offset for d in diags(events, "arbitrary_prefix")) == [
+            m.start() for m in re.finditer(r"</?" + re.escape(word), doc)]
+        deltas_match(events)
+    strict = run(cut(doc, 3), strict=True)
+    assert calls(strict) == [] and "arbitrary_prefix" not in codes(strict)
+
+
+@pytest.mark.parametrize("doc", [
+    # another word on one tag, no word, the official one, a plain tag: no block of that prefix
+    ANY_PREFIX.format(w="｜FOO｜").replace("｜FOO｜invoke name", "｜BAR｜invoke name"),
+    ANY_PREFIX.format(w="｜FOO｜").replace("</｜FOO｜invoke>", "</｜DSML｜invoke>"),
+    ANY_PREFIX.format(w="｜FOO｜").replace("</｜FOO｜tool_calls>", "</tool_calls>"),
+    # and a DSML block holds no tag with another word
+    ANY_PREFIX.format(w="｜DSML｜").replace("<｜DSML｜parameter", "<｜FOO｜parameter"),
+])
+def test_an_arbitrary_prefix_must_be_the_same_on_every_tag(doc: str) -> None:
+    for events in each_way(doc):
+        assert calls(events) != [("f", {"k": "v"})] or "arbitrary_prefix" not in codes(events)
+        assert "".join(e.raw for e in events) == doc
+
+
+def test_an_arbitrary_prefix_in_a_value_is_data() -> None:
+    value = "see </｜FOO｜parameter> here"
+    doc = (f'<｜DSML｜tool_calls><｜DSML｜invoke name="f"><｜DSML｜parameter name="k" string="true">{value}'
+           "</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>")
+    for events in each_way(doc):
+        assert calls(events) == [("f", {"k": value})] and codes(events) == []
+
+
+@pytest.mark.parametrize("doc", [
+    "```\n" + ANY_PREFIX.format(w="｜FOO｜") + "\n```\n",
+    "Use `" + DSML_PLAIN.format(o="｜tool_calls", c="｜tool_calls").replace("\n", " ") + "` here.",
+    "a <｜tool_calls> tag, then prose",
+])
+def test_dsml_leaked_wrappers_in_code_or_mentioned_are_text(doc: str) -> None:
+    for events in each_way(doc):
+        assert calls(events) == [] and texts(events) == doc
+        assert not {"dsml_variant", "mixed_tags", "arbitrary_prefix"} & set(codes(events))
+
+
+@given(st.data())
+def test_a_dsml_block_with_every_tag_prefixed_by_one_word_or_plain_keeps_the_calls_and_says_so(data: st.DataObject) -> None:
+    """DSML blocks rendered by the grammar, every ``｜DSML｜`` written as another word
+    between bars (``arbitrary_prefix``), or the inner tags written as plain XML
+    (``mixed_tags``): the same calls and text, that code once per respelled tag; under
+    strict, not the same."""
+    d = REGISTRY["dsml"]
+    assert d.render is not None
+    how = data.draw(st.sampled_from(["word", "plain"]))
+    drawn = data.draw(st.lists(call_of(d).filter(lambda c: all("DSML" not in v and "<" not in v for _k, v, _j in c[1])),
+                               min_size=1, max_size=3))
+    block = d.render([(n, p) for n, p, _ in drawn], 0)  # (｜DSML｜, no space)
+    if how == "word":
+        word = data.draw(st.from_regex(r"[A-Za-z][A-Za-z0-9]{0,6}", fullmatch=True).filter(lambda w: w.upper() not in ("DSML", "EPSE")))
+        respelled = block.replace("｜DSML｜", f"｜{word}｜")
+        n = block.count("｜DSML｜")
+    else:
+        inner = re.sub(r"<(/?)｜DSML｜(invoke|parameter)", r"<\1\2", block)
+        respelled, n = inner, len(re.findall(r"<(/?)｜DSML｜(invoke|parameter)", block))
+    before, after = data.draw(DOT_PROSE), data.draw(DOT_PROSE)
+    lead = before + "\n\n"
+    doc = lead + respelled + after
+    events = run(data.draw(chunks(doc)), dialects=data.draw(st.sampled_from([["dsml"], None])))
+    code = "arbitrary_prefix" if how == "word" else "mixed_tags"
+    assert calls(events) == [(n_, a) for n_, _, a in drawn]
+    assert texts(events) == lead + after
+    assert codes(events) == [code] * n
+    assert "".join(e.raw for e in events) == doc
+    deltas_match(events)
+    assert calls(run([doc], dialects=["dsml"], strict=True)) != [(n_, a) for n_, _, a in drawn]
+
+
+def test_the_diagrams_draw_round_twos_tolerated_paths() -> None:
+    """Each tolerance is a path of the machine, drawn from the grammar (a value escaped
+    twice is a value's typing, no path; an orphan opener of a failed block is how the
+    block is released)."""
+    from callsieve.machine import compose
+    from callsieve.tools.diagrams import dialect_dot
+
+    assert "enter~json_invoke_body" in dialect_dot(["xml"])
+    dsml = dialect_dot(["dsml"])
+    for label in ("enter~json_invoke_body", '&lt;invoke name="f"&gt; ~mixed', "&lt;｜?｜invoke …&gt;",
+                  "&lt;｜tool_calls&gt;", "&lt;｜DSML｜tool_calls｜"):
+        assert label in dsml, label
+    glm = dialect_dot(["glm45"])
+    for label in ("&lt;tool_call&gt;KEY&lt;/arg_key&gt; ~call_open_as_key", "~\\n&lt;arg_value&gt;", "~\\n&lt;arg_key&gt;",
+                  "~\\n&lt;/tool_call&gt;"):
+        assert label in glm, label
+    hermes = dialect_dot(["hermes"])
+    assert "hermes.function." in hermes and "hermes.tool." in hermes and "tools_given" in hermes
+    assert "orphan_framing" in dialect_dot(["mistral"])
+    both = dialect_dot(["hermes", "qwen3_coder"])
+    assert "fork_is:hermes@&lt;function=…&gt;" in both or "fork_is:hermes" in both
+    # and a strict machine has none of them
+    strict = compose(callsieve.grammar.resolve(["xml", "dsml", "glm45", "hermes", "mistral"]), True, strict=True)
+    assert not [t for t in strict.decl.transitions if any(a.startswith("enter~") for a in t.actions)]
+    assert not [k for k in strict.hits if "~" in k or "｜?｜" in k]
+    assert not [s.name for s in strict.decl.states if s.name.startswith(("hermes.function.", "hermes.tool."))]
+    assert not [t for t in strict.decl.transitions if "orphan_framing" in t.actions]

@@ -67,6 +67,15 @@ PRODUCES: dict[str, tuple[str, dict[str, Any]]] = {
     "orphan_token": ("Done.<|tool_calls_section_end|>", {}),
     "calls_open_variant": ("<｜tool▁calls｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>", {}),
     "unwrapped_arguments": (CALL.format(name="f", params='<parameter=arguments>\n{"n": 1}\n</parameter>\n'), {"tools": TOOLS}),
+    "function_wrapper": ('<function=f>{"n": 1}</function>', {}),
+    "generic_wrapper": ('<tool>{"name": "f", "arguments": {"n": 1}}</tool>', {"tools": TOOLS}),
+    "mixed_tags": ('<｜DSML｜tool_calls><invoke name="f"></invoke></｜DSML｜tool_calls>', {}),
+    "arbitrary_prefix": ('<｜FOO｜tool_calls><｜FOO｜invoke name="f"></｜FOO｜invoke></｜FOO｜tool_calls>', {}),
+    "json_invoke_body": ('<tool_calls><invoke name="f">{"n": 1}</invoke></tool_calls>', {}),
+    "call_open_as_key": ("<tool_call>f<tool_call>n</arg_key><arg_value>1</arg_value></tool_call>", {}),
+    "literal_newline": ("<tool_call>f\\n<arg_key>n</arg_key>\\n<arg_value>1</arg_value>\\n</tool_call>", {}),
+    "double_escaped_value": ('<tool_call>f<arg_key>v</arg_key><arg_value>[\\"a\\"]</arg_value></tool_call>',
+                             {"tools": [{"type": "function", "function": {"name": "f", "parameters": {"properties": {"v": {"type": "array"}}}}}]}),
 }
 
 

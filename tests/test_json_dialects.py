@@ -273,8 +273,11 @@ def test_mistral_forms_keep_wire_ids_and_end_where_the_grammar_stops(name: str, 
 def test_mistral_markup_in_prose_is_text_and_a_link_is_not_a_marker() -> None:
     doc = "See [the docs](https://x.y) and `[TOOL_CALLS]` in code; [TOOL_CALLS] alone is released."
     events = parsed(doc, 1)
-    assert texts(events) == doc
+    # (issue 24, item 9: the [TOOL_CALLS] of a block that failed is framing, in raw only;
+    # strict, text)
+    assert texts(events) == doc.replace("; [TOOL_CALLS]", "; ")
     assert calls(events) == []
+    assert texts(parsed(doc, 1, strict=True)) == doc
 
 
 # ---------------------------------------------------------------- issue 23: total and linear on any JSON

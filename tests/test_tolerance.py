@@ -414,6 +414,18 @@ def test_malformed_markup_in_a_fence_a_code_span_or_a_value_stays_text_or_data(d
         _qwen(name, params, "param", 0).replace("<tool_call>\n", "<tool_call>\n" if data.draw(st.booleans()) else ""),
         "<｜｜｜｜｜DSML｜｜｜｜｜tool_calls>\n" + INV + "\n</DSML tool_calls>",
         INV,
+        # issue 24, round two's rest
+        '<function=f>{"a": 1}</function>',
+        # (on one line: a `</function>` at a line start of a Qwen3-Coder value implies its
+        # close, Qwen3-Coder's own tolerance, unless the value quotes a Qwen3-Coder call open)
+        '<function name="f">{"a": [1]}</function>',
+        '<tool_calls><invoke name="f">{"a": 1}</invoke></tool_calls>',
+        "<tool_call>f<tool_call>k</arg_key><arg_value>v</arg_value></tool_call>",
+        "<tool_call>f\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value>\\n</tool_call>",
+        '<｜DSML｜tool_calls><invoke name="f"><parameter name="k">v</parameter></invoke></｜DSML｜tool_calls>',
+        '<｜FOO｜tool_calls><｜FOO｜invoke name="f"></｜FOO｜invoke></｜FOO｜tool_calls>',
+        "<｜tool_calls>\n<invoke name=\"f\"></invoke>\n</｜tool_calls>",
+        "Hi [TOOL_CALLS]Sure [ARGS] x <｜tool▁sep｜> <|tool_call_end|>",
     ]))
     fence = data.draw(st.sampled_from(["```", "~~~~"]))
     where = data.draw(st.sampled_from(["fence", "span", "value"]))
@@ -551,7 +563,10 @@ def test_contract_holds_under_strict_no_loss_chunking_and_runners_agree(data: st
     # and no tolerance code ever comes out of a strict sieve
     tolerated = {"missing_block_open", "implied_param_close", "implied_call_close", "dsml_variant",
                  "python_literal", "repeated_param_array", "unwrapped_arguments", "doubled_lt",
-                 "missing_value_open", "doubled_key_open", "stray_value_close"}
+                 "missing_value_open", "doubled_key_open", "stray_value_close",
+                 # issue 24, round two's rest
+                 "json_invoke_body", "call_open_as_key", "literal_newline", "double_escaped_value", "function_wrapper",
+                 "generic_wrapper", "orphan_token", "mixed_tags", "arbitrary_prefix"}
     assert not tolerated & set(codes(whole))
 
 
@@ -1007,7 +1022,7 @@ def test_dropping_or_doubling_a_tolerated_glm_marker_keeps_the_calls_and_says_so
             # opened ends there (its evidence is its own markup, never a block's)
             opens = [m for m in range(len(block)) if block.startswith("<arg_value>", m)
                      and block[m + len("<arg_value>") : m + len("<arg_value>") + 1] not in (" ", "\t", "\r", "\n", "<", "＜")
-                     and _REAL_OPENERS.find(block[m: block.index("</arg_value>", m)]) < 0]
+                     and _REAL_OPENERS.find(block[m:]) < 0]  # (a value may hold "</arg_value>")
             if not opens:
                 how = "key"
                 i = block.index("<arg_key>")

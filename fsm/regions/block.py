@@ -21,13 +21,16 @@ from typing import Any
 import json
 import re
 
+import regex
+
 from callsieve.native import mypyc_attr, trait
 from callsieve.accum import Pieces
 from callsieve.errors import MalformedBlockError
-from callsieve.events import Diagnostic, ToolCall, ToolCallAbandoned, ToolCallStart
+from callsieve.events import Diagnostic, Text, ToolCall, ToolCallAbandoned, ToolCallStart
 from callsieve.grammar.states import ALL, EOF_TRIGGER, OVERFLOW, RANK_FALLBACK, START, Region, Rule, StateDecl, but, on
 from callsieve.regions import dumps
-from callsieve.regions.tag import TagModel
+from callsieve.grammar.api import SAME_FIELD, tag_fields
+from callsieve.regions.tag import TagModel, marker_spellings
 from callsieve.schema import coerce, fits, types_of
 
 # (Imported at run time: the compiled build's dataclasses read their field types when the
@@ -163,6 +166,13 @@ class Block:
     #: failure was, in its raw (what follows it is read again as prose if no close comes).
     rest: bool = False
     rest_from: int = 0
+    #: The length of the opener its raw begins with (a block opened at a marker of its
+    #: own; 0: a bare block opened by a call): a block that fails may leave it as an
+    #: orphan control token (``Dialect(orphans=)``).
+    open_len: int = 0
+    #: ``Block(same=True)``: what the opener read in its ``same`` group (lowercased;
+    #: "" where it has none), which every marker of the block must read; None: no check.
+    same: str | None = None
 
     def __post_init__(self) -> None:
         blk = self.spec.block
@@ -212,6 +222,15 @@ class BlockModel(TagModel):
     def bind_block(self, spec: object, tag: str, start: int) -> None:
         self.flush()
         self.block = Block(spec, start)  # type: ignore[arg-type]
+        self.block.open_len = len(tag)
+        blk = getattr(spec, "block")
+        if blk.same:
+            self.block.same = ""
+            for m in marker_spellings(blk.open, self.cfg.strict):
+                found = regex.fullmatch(m.pattern, tag) or (regex.fullmatch(m.pattern, tag[1:]) if len(tag) > 1 else None)
+                if found is not None:
+                    self.block.same = tag_fields(found).get(SAME_FIELD, "").lower()
+                    break
         self._opened_at_home(self.block)
         self._take_notes(self.block)
         self._hold(tag)
@@ -228,6 +247,18 @@ class BlockModel(TagModel):
         if self.notes:
             b.tolerated += self.notes
             self.notes = []
+
+    def same_as_opener(self, hit: object) -> bool:
+        """A marker of the open block's dialect reads what the block's opener read in its
+        ``same`` group (``Block(same=True)``); any other marker, or no such block: True."""
+        b = self.block
+        if b is None or b.same is None:
+            return True
+        spec = getattr(getattr(hit, "entry").data, "spec", None)
+        if spec is None or getattr(spec, "dialect", None) is not b.spec.dialect:
+            return True
+        fields: dict[str, str] = getattr(hit, "fields")
+        return fields.get(SAME_FIELD, "").lower() == b.same
 
     def tolerate(self, code: str, what: str, offset: int) -> None:
         """A tolerated deviation was read: it is reported with the block's calls."""
@@ -272,6 +303,11 @@ class BlockModel(TagModel):
         if b.call is not None:
             self._imply_call_close(b, "the next call")
         tag = self._take_tag(ch)
+        self._begin_call(b, leaf, tag, hit.fields.get("name", ""))
+        self.enter_body(ch)
+
+    def _begin_call(self, b: Block, leaf: object, tag: str, name: str) -> None:
+        """A call's open ``tag`` was read (``leaf``: its open marker's leaf)."""
         call = self.new_call(b)
         decl = getattr(leaf, "call", None)
         if decl is not None:
@@ -280,10 +316,24 @@ class BlockModel(TagModel):
             call.repeated = getattr(decl, "repeated", "")
             call.wire_ids = getattr(decl, "ids", "") == "wire"
         self._hold(tag)
-        name = hit.fields.get("name")
         if name:
             self.name_call(call, name)
-        self.enter_body(ch)
+
+    def bind_call(self, spec: object, leaf: object, opener: object, tag: str, start: int) -> None:
+        """A fork bound a bare block's first call's open (``<function=…>``, shared by
+        qwen3_coder and the Hermes family): the implied block opens with that call,
+        named by the open as its own marker reads it."""
+        self.flush()
+        b = self.block = Block(spec, start)  # type: ignore[arg-type]
+        self._opened_at_home(b)
+        self._take_notes(b)
+        name = ""
+        for m in marker_spellings(opener, self.cfg.strict):
+            found = regex.fullmatch(m.pattern, tag)
+            if found is not None:
+                name = tag_fields(found).get("name", "")
+                break
+        self._begin_call(b, leaf, tag, name)
 
     def new_call(self, b: Block) -> Call:
         """A call whose name may still be to come (from a capture or a JSON field)."""
@@ -707,7 +757,10 @@ class BlockModel(TagModel):
                 self.start_call(c)  # (calls held back until the block's close: see start_call)
         if not releasing:
             self._send_closings(b)
-        if b.tolerance:
+        if b.tolerance and b.spec.block.open is not None:
+            self._emit(Diagnostic(b.tolerance, f"a {b.dialect_name} call in a wrapper its format does not have "
+                                  f"({b.spec.block.open.shown()}); read as a block of it", b.start))
+        elif b.tolerance:
             self._emit(Diagnostic(b.tolerance, f"a {b.dialect_name} call written without its block's opening "
                                   + ("marker" if b.closed else "and closing markers") + "; the block is assumed", b.start))
         for d in b.tolerated:
@@ -814,7 +867,30 @@ class BlockModel(TagModel):
             self._emit(Diagnostic(code, why + "; released as text", b.start, "", "noise"))
             self._text(raw)
             return
-        self.release_text(raw, b.start, code, why, bool(b.calls))
+        start = b.start
+        orphan = self._orphan_opener(b, raw)
+        if orphan and self.cfg.on_malformed == "text" and code != "block_too_large":
+            # (not a block released for its size: it may be a whole call, shown as written)
+            # Tolerated (``Dialect(orphans=)``): the control token that opened a block
+            # that failed (Mistral's ``[TOOL_CALLS]``) is framing, never visible text.
+            tag, raw = raw[: b.open_len], raw[b.open_len :]
+            self.flush()
+            self._emit(Diagnostic(orphan, f"{tag!r}, the opener of a {b.dialect_name} block that failed, read as "
+                                  f"framing ({orphan})", start))
+            self.out.append(Text("", tag))
+            start += len(tag)
+        self.release_text(raw, start, code, why, bool(b.calls))
+
+    def _orphan_opener(self, b: Block, raw: str) -> str:
+        """The code of an orphan token (``Dialect(orphans=)``) its dialect declares that
+        the block's opener is, or "" (and always "" under strict)."""
+        if not b.open_len or self.cfg.strict:
+            return ""
+        tag = raw[: b.open_len]
+        for m, code in b.spec.dialect.orphans:
+            if regex.fullmatch(m.pattern, tag) is not None:
+                return code
+        return ""
 
     def abandon(self, streamed: list[Call], raw: str, reason: str) -> None:
         """A ``ToolCallAbandoned`` for each streamed call of a block given up, the
@@ -845,7 +921,8 @@ class BlockModel(TagModel):
             raise MalformedBlockError(f"{code} at offset {start}: {why}", diag)
         noise = code == "malformed_block" and not calls_begun
         self._emit(Diagnostic(code, why + "; released as text", start, "", "noise" if noise else ""))
-        self._text(raw)
+        if raw:  # (nothing but an orphan opener, taken as framing: ``_release``)
+            self._text(raw)
 
     def abort_block(self, ch: str) -> None:
         """Something that is not grammar where only markup may stand. The block is

@@ -87,6 +87,8 @@ class JsonBodyModel(CaptureModel):
     jhex = ""
     jhigh = ""  # a high surrogate waiting for its low half
     jbad = ""  # why the body is not JSON, once known
+    #: the call's start waits for its arguments to close (a block that is a deviation)
+    jdeferred = False
     #: where the open string began in the block's raw (``j_string_end`` searches it)
     jstr_from = 0
     #: where a real opener stands in a string of a block that is itself a deviation:
@@ -106,11 +108,17 @@ class JsonBodyModel(CaptureModel):
         self.jnoted = []
         self.jrole = CALL if isinstance(shape, JsonCall) else CALLS if isinstance(shape, JsonCalls) else ARGS
         self.jbad = ""
+        self.jdeferred = False
         self.jcut = -1
         b = self._block()
         if self.jrole == ARGS and b.call is not None:
             b.call.json_args = True
-            self.start_call(b.call)
+            if not b.tolerance:
+                self.start_call(b.call)
+            else:
+                # (a call of a block that is a deviation starts once its arguments are
+                # read whole: prose that mentions ``<function=f> {x}`` streams nothing)
+                self.jdeferred = True
 
     def _call(self) -> Call | None:
         b = self.block
@@ -245,6 +253,9 @@ class JsonBodyModel(CaptureModel):
             call = self._call()
             if call is not None:
                 call.args_done = True
+                if self.jdeferred:  # (held so far in a block that is a deviation: json_begin)
+                    self.jdeferred = False
+                    self.start_call(call)
         if f.role == CALL:
             self._end_call_object()
         self._after_value()
@@ -454,6 +465,8 @@ class JsonBodyModel(CaptureModel):
                 self._keyed_call(key)
                 return
             self.jrole = NAME if key in shape.name else ARGS if key in shape.arguments else ID if key in shape.id else SKIP
+            if self.jrole == SKIP and shape.only:
+                self.jbad = f"the call object has a key {key!r} besides its name and arguments"
             if self.jrole == ARGS:
                 call = self._call()
                 if call is not None and call.args_started:

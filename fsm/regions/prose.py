@@ -197,7 +197,9 @@ def _paragraph_open(before: str, end: int, line: str, near: bool, shallow: bool)
     is more of the paragraph. Its container is read by its look alone (``shallow``):
     one such line is asked about, not the ones above it too."""
     if _paragraph_line(line):
-        return 1
+        if shallow or _columns(line[: len(line) - len(line.lstrip(" \t"))]) < 4:
+            return 1
+        return _indented_text_open(before, end, line, near)
     if shallow or not line.strip():
         return 0
     lead = _columns(line[: len(line) - len(line.lstrip(" \t"))])
@@ -213,6 +215,28 @@ def _paragraph_open(before: str, end: int, line: str, near: bool, shallow: bool)
     if c < 0:
         return -1
     return 1 if lead >= c + 4 else 0
+
+
+def _indented_text_open(before: str, end: int, line: str, near: bool) -> int:
+    """``_paragraph_open`` of text indented four columns or more: a paragraph only if
+    it continues one (the lines above it, as far up as they are indented as far, begin
+    under paragraph text with no blank line); else, four columns past its container, a
+    line of an indented code block, which no line continues lazily (CommonMark)."""
+    lead = _columns(line[: len(line) - len(line.lstrip(" \t"))])
+    start = end - len(line) - 1
+    k = start
+    above = _line_before(before, k)
+    while above is not None and above.strip() and _columns(above[: len(above) - len(above.lstrip(" \t"))]) >= 4:
+        k -= len(above) + 1
+        above = _line_before(before, k)
+    if above is None:
+        return -1 if near else 1
+    if above.strip() and _paragraph_line(above):
+        return 1
+    c = _container(before[:start], lead, near, True)
+    if c < 0:
+        return -1
+    return 0 if lead >= c + 4 else 1
 
 
 def _line_before(text: str, end: int) -> str | None:
@@ -451,6 +475,9 @@ class ProseModel(TagModel):
     hold_runs: dict[int, int] | None = None
     #: where markup stood in a fence's info string read while holding (``code_opener``)
     hold_marks: list[int] | None = None
+    #: the hold began in a backtick fence's info string (``info_opener``): the line's
+    #: end makes it a fence (code), a backtick in it a span (the hold goes on there)
+    hold_in_info = False
     #: Input read again after a hold ended unmatched runs up to this offset; the runs
     #: read in it (``hold_runs``) tell whether a span opened there closes in it
     #: (``run_unmatched``).
@@ -797,6 +824,7 @@ class ProseModel(TagModel):
         closed the span: ``span_len`` 0 says no span is open, and ``run_starts_afresh``
         reads this backtick's run as a new one, in prose. (Rather than a row of its own
         to ``text``: the backtick's run is read where any run in an ended span is.)"""
+        self.hold_in_info = False  # (an opener held from the info string: in the span now)
         if self.fence_over_span == self.fence_len:
             self.span_len = 0
             if self.code_held is not None:
@@ -831,8 +859,9 @@ class ProseModel(TagModel):
 
     def fence_left_span(self, ch: str) -> bool:
         """The fence's line had ended the paragraph, and the open span with it, before
-        its run (``open_fence``)."""
-        return self.fence_over_span == 0
+        its run (``open_fence``). (A hold its info string began is no span's of before:
+        ``fence_to_span`` goes on with it.)"""
+        return self.fence_over_span == 0 and not self.hold_in_info
 
     def run_closes_inner(self, ch: str) -> bool:
         """A backtick run as long as one in ``span_inner``: it closes that span."""
@@ -883,6 +912,28 @@ class ProseModel(TagModel):
             else:
                 marks.append(start)
         self._text(tag)
+
+    def info_opener(self, ch: str) -> None:
+        """A block opener (or a message header's start) in a fence's info string. A
+        tilde fence is certain: code. A backtick fence is one only if no backtick follows
+        on its line (else its run opened inline code, CommonMark): from the opener on,
+        the input is held until the line ends (a fence: code) or a backtick comes (a
+        span: held on as any opener in a span, ``fence_to_span``)."""
+        if self.code_held is not None or self.fence_char != "`" or self.tag_start < self.reread_end:
+            self.code_opener(ch)
+            return
+        self.span_opener(ch)
+        self.hold_in_info = True
+
+    def span_held_before(self, ch: str) -> bool:
+        """A hold from a span open before this fence's line (not one its info string began)."""
+        return self.code_held is not None and not self.hold_in_info
+
+    def info_end(self, ch: str = "") -> None:
+        """The info string's line ended: a fence. An opener held from the info string was
+        code."""
+        if self.hold_in_info:
+            self.hold_as_code(ch)
 
     def span_opener(self, ch: str) -> None:
         """A block opener (or a message header's start) in an open code span. If the span
@@ -938,8 +989,10 @@ class ProseModel(TagModel):
         self.code_held = None
         self.hold_runs = None
         self.hold_window = ""
+        where = "a fenced code block" if self.hold_in_info else "a code span"
+        self.hold_in_info = False
         # (not _emit: what is pending in text_buf came after the held text)
-        self.out.append(Diagnostic("markup_in_code", "tool-call markup in a code span: shown as text, not run",
+        self.out.append(Diagnostic("markup_in_code", f"tool-call markup in {where}: shown as text, not run",
                                    self.hold_start, "", "noise"))
         for at in self.hold_marks or ():
             self.out.append(Diagnostic("markup_in_code", "tool-call markup in a fence's info string, shown as text and "
@@ -958,6 +1011,7 @@ class ProseModel(TagModel):
         no run as long after it there opens no span (``run_unmatched``)."""
         held = "".join(self.code_held or ()) + "".join(self.text_buf)
         self.code_held = None
+        self.hold_in_info = False
         self.text_buf = []
         w = self.hold_window
         self.recent = [w]
@@ -1445,7 +1499,9 @@ RULES = (
     *on("span_run", [EOF_TRIGGER], "text", "hold_as_markup", when=["span_holds", "run_opens_fence"], rank=6),
     *on("span_run", [EOF_TRIGGER], "text", "hold_as_code", when=["span_holds", "run_closes_span"], rank=7),
     *on("span_run", [EOF_TRIGGER], "text", "close_inner", when=["span_holds", "run_closes_inner"], rank=8),
-    *on("span_run", [EOF_TRIGGER], "text", "hold_as_markup", when=["span_holds"], rank=10),
+    # (a run the stream ends in stands in the paragraph: noted, it may close a span that a
+    # run read again opens)
+    *on("span_run", [EOF_TRIGGER], "text", "open_inner", "hold_as_markup", when=["span_holds"], rank=10),
     *on("span_run", [EOF_TRIGGER], "text", rank=90),
     # the opening line of a fence
     *on("fence_info", START, "maybe_tag", "tag_begin", rank=1),
@@ -1454,13 +1510,15 @@ RULES = (
     # had ended the paragraph before it: ``fence_to_span``)
     *on("fence_info", ["tick"], "text", "hold_as_markup", "reprocess", when=["span_holds", "fence_is_ticks", "fence_left_span"],
         rank=5),
-    *on("fence_info", ["nl"], "text", "hold_as_markup", "reprocess", when=["span_holds"], rank=5),
-    *on("fence_info", [EOF_TRIGGER], "text", "hold_as_markup", when=["span_holds"], rank=5),
+    *on("fence_info", ["nl"], "text", "hold_as_markup", "reprocess", when=["span_held_before"], rank=5),
+    *on("fence_info", [EOF_TRIGGER], "text", "hold_as_markup", when=["span_held_before"], rank=5),
     *on("fence_info", ["tick"], "in_code_span", "fence_to_span", "reprocess", when=["fence_is_ticks"], rank=10),
-    *on("fence_info", ["nl"], "fence_line", "text_char", when=["fence_in_item"], rank=10),
-    *on("fence_info", ["nl"], "in_fence", "text_char", rank=90),
+    # (an opener held from the info string: the line's end makes the fence, code; a
+    # backtick makes the run a span's, ``fence_to_span``, the hold going on there)
+    *on("fence_info", ["nl"], "fence_line", "info_end", "text_char", when=["fence_in_item"], rank=10),
+    *on("fence_info", ["nl"], "in_fence", "info_end", "text_char", rank=90),
     *on("fence_info", but("nl", START), "fence_info", "text_char", rank=90),
-    *on("fence_info", [EOF_TRIGGER], "text", rank=90),
+    *on("fence_info", [EOF_TRIGGER], "text", "info_end", rank=90),
     # the fence's content, and its closing line
     *on("in_fence", START, "maybe_tag", "tag_begin", rank=1),
     *on("in_fence", ["tick", "tilde"], "fence_run", "run_begin", when=["fence_may_close"], rank=10),
@@ -1494,7 +1552,8 @@ def code_listens(openers: list[object], ends: list[object]) -> list[Listen]:
     out: list[Listen] = []
     for st in CODE_STATES:
         for m in openers:
-            out.append(Listen(st, m, st, ("span_opener" if st == "in_code_span" else "code_opener",)))
+            action = {"in_code_span": "span_opener", "fence_info": "info_opener"}.get(st, "code_opener")
+            out.append(Listen(st, m, st, (action,)))
         for m in ends:
             out.append(Listen(st, m, "text", ("code_token_end",)))
     return out

@@ -34,8 +34,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
+import regex
+
 from callsieve.native import mypyc_attr, trait
-from callsieve.events import Diagnostic
+from callsieve.events import Diagnostic, Text
 from callsieve.grammar.api import MAX_TAG_CHARS
 from callsieve.grammar.errors import GrammarError
 from callsieve.grammar.states import (
@@ -101,6 +103,9 @@ class ForkCandidate:
     opener: Any
     #: The body the opener leads into in this dialect (a JSON call), if any.
     enter: Any = None
+    #: The opener is a bare block's first call's open (``callsieve.structure.Leaf``):
+    #: bound, it opens the implied block and that call. None: a block opener.
+    call: Any = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -164,6 +169,9 @@ class TagModel(ModelBase):
             hit = got[1]
             if hit is not None and hit.entry.anchor and not self.anchored(hit.entry.anchor):
                 got = (DEAD, None)  # a marker where it may not stand (``Marker.anchor``) is none
+                hit = None
+            if hit is not None and not self.same_as_opener(hit):
+                got = (DEAD, None)  # (``Block(same=True)``: a back-reference it does not repeat)
                 hit = None
             self._cls = got
             self._cls_key = hit.entry.key if hit is not None else ""
@@ -362,7 +370,10 @@ class TagModel(ModelBase):
         assert choice is not None
         held = self._fork_held()
         self.fork = None
-        self.bind_block(choice.spec, self.fork_tag, self.fork_start)
+        if choice.call is not None:
+            self.bind_call(choice.spec, choice.call, choice.opener, self.fork_tag, self.fork_start)
+        else:
+            self.bind_block(choice.spec, self.fork_tag, self.fork_start)
         self.enter_target = choice.enter
         self.enter_body(ch)
         self.pushback = held
@@ -381,10 +392,28 @@ class TagModel(ModelBase):
         self._fork_release("unterminated_block", "the stream ended after an opener, before its block was decided")
 
     def _fork_release(self, code: str, why: str) -> None:
+        fork = self.fork
         self.fork = None
         self.notes = []  # (a tolerated spelling of the opener: no block of it opens)
         if self.home_is_reasoning():
             self.release_to_reasoning(self.fork_tag, self.fork_start, code, why)
+        elif fork is not None and self.cfg.on_malformed == "text" and not self.cfg.strict and any(
+                regex.fullmatch(m.pattern, self.fork_tag) is not None for c in fork.candidates
+                for m, _code in c.spec.dialect.orphans):
+            # Tolerated (``Dialect(orphans=)``): the opener of a block none reads (DeepSeek's
+            # section opener before text) is framing, never visible text.
+            orphan = next(o for c in fork.candidates for m, o in c.spec.dialect.orphans
+                          if regex.fullmatch(m.pattern, self.fork_tag) is not None)
+            self.flush()
+            self._emit(Diagnostic(orphan, f"{self.fork_tag!r}, the opener of a block none reads, read as framing "
+                                  f"({orphan})", self.fork_start))
+            self.out.append(Text("", self.fork_tag))
+            self._emit(Diagnostic(code, why + "; released as text", self.fork_start + len(self.fork_tag), "", "noise"))
+        elif fork is not None and all(c.spec.block.tolerance for c in fork.candidates):
+            # Only deviations open with it (``<function=``): prose that mentions it, text
+            # whatever on_malformed says, as a deviation's block that did not hold up is.
+            self._emit(Diagnostic(code, why + "; released as text", self.fork_start, "", "noise"))
+            self._text(self.fork_tag)
         else:
             self.release_text(self.fork_tag, self.fork_start, code, why)
 
@@ -396,10 +425,16 @@ class TagModel(ModelBase):
         raise NotImplementedError
 
     # provided by the block region
+    def same_as_opener(self, hit: Hit) -> bool:  # pragma: no cover
+        raise NotImplementedError
+
     def tolerate(self, code: str, what: str, offset: int) -> None:  # pragma: no cover
         raise NotImplementedError
 
     def bind_block(self, spec: object, tag: str, start: int) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def bind_call(self, spec: object, leaf: Any, opener: Any, tag: str, start: int) -> None:  # pragma: no cover
         raise NotImplementedError
 
     def release_text(self, raw: str, start: int, code: str, why: str, calls_begun: bool = False) -> None:  # pragma: no cover

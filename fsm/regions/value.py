@@ -26,7 +26,7 @@ from callsieve.matcher import DEAD
 from callsieve.grammar.states import ALL, EOF_TRIGGER, OVERFLOW, START, Region, StateDecl, but, on
 from callsieve.regions import dumps, quote
 from callsieve.regions.block import BlockModel, Call
-from callsieve.schema import Lenient, coerce, is_string_only, json_or_raw, parse_json_value, types_of
+from callsieve.schema import Lenient, coerce, is_string_only, json_or_raw, parse_json_value, types_of, unescaped_once
 from callsieve.structure import ValueSpec
 from callsieve.values import ValueDecoder
 
@@ -88,6 +88,7 @@ class ValueModel(BlockModel):
         hit = self._hit(ch)
         specs: tuple[ValueSpec, ...] = getattr(hit.entry.data, "values")
         spec = chosen(specs, hit.fields)
+        self._stray_param(b, hit.entry.data)
         tag = self._take_tag(ch)
         self._begin_value(spec, hit.fields.get("name") or b.key, tag, self.tag_start)
 
@@ -189,8 +190,20 @@ class ValueModel(BlockModel):
         assert b is not None
         hit = self._hit(ch)
         b.key = hit.fields.get("name", "")
+        self._stray_param(b, hit.entry.data)
         self._hold(self._take_tag(ch))
         self.enter_body(ch)
+
+    def _stray_param(self, b: Any, act: object) -> None:
+        """A parameter whose open the format does not have there (``Opt(Param(...),
+        stray=CODE)``): with ``tools=``, read only in a call to a known tool; else the
+        block is malformed, as it is without the tolerance."""
+        leaf = getattr(act, "leaf", None)
+        call = b.call
+        if getattr(leaf, "stray", "") and self.cfg.tools is not None and (call is None or not call.known):
+            b.malformed_reason = b.malformed_reason or (
+                f"a parameter opened by {getattr(leaf, 'label')()!r}, which the format does not have there, in a call "
+                f"to {call.name if call is not None else ''!r}, which is not in tools")
 
     def _key_prefix(self, call: Call, name: str) -> str:
         lead = ", " if call.opened_json else "{"
@@ -450,6 +463,14 @@ class ValueModel(BlockModel):
                 value, problem = text, None
             elif isinstance(p.spec.body, Raw) and p.spec.body.style.json_when_valid:
                 value, problem = json_or_raw(text, p.schema)
+                code = p.spec.body.style.escaped_once
+                if problem is not None and code and not self.cfg.strict:
+                    # Tolerance (``ValueStyle(escaped_once=)``): escaped once too often
+                    found, inner = unescaped_once(text, p.schema)
+                    if found:
+                        value, problem = inner, None
+                        self.tolerate(code, f"{call.name}.{p.name}: value {text[:40]!r} escaped once too often, "
+                                      "read unescaped once", p.start)
             elif p.schema is not None:
                 value, problem = coerce(text, p.schema, lenient=not self.cfg.strict)
                 if problem is None and isinstance(value, Lenient):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 from callsieve.grammar import reasoning
@@ -57,7 +58,9 @@ class NaiveStream:
         #: every recipient's JSON, found again from the start (one pattern each).
         self.harmony = any(d.headers for d in ds)
         for d in ds:
-            roles = d.markers_by_role()
+            # (the format as written, as a server's parser reads it: no tolerated block,
+            # the Hermes family's wrappers, Qwen3-Coder's calls without <tool_call>)
+            roles = replace(d, blocks=tuple(b for b in d.blocks if not b.tolerance)).markers_by_role()
             if d.headers:
                 continue  # read by the harmony patterns below
             if not roles["block_open"]:

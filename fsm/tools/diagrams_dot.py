@@ -715,8 +715,11 @@ def _render(view: View, marks: Marks | None, path_only: bool) -> str:
     # So are a dialect position's exits into the bodies (a capture, a JSON body) where
     # several dialects are drawn: one position may lead into several bodies (Mistral's
     # name or array), and their labels stack in the gap beside its box the same way.
+    # So are a capture's exits into the body after it, where several captures lead
+    # there (Mistral's name and id, each before a ``{`` whose ``[ARGS]`` was left out):
+    # two such labels stacked beside ``in_capture`` (measured with label_overlaps).
     dialect_names = {layout.dialect.name for layout in m.layouts}
-    listing = compact | (dialect_names if len(dialect_names) > 1 else frozenset())
+    listing = compact | (dialect_names | {"capture"} if len(dialect_names) > 1 else frozenset())
     leaving: dict[str, list[Edge]] = {}
     for e in edges:
         src = e.sources[0]
@@ -773,12 +776,18 @@ def _render(view: View, marks: Marks | None, path_only: bool) -> str:
     # chain and stacks their labels on one another: all but the first go by the bottom.
     # (A compact state's several exits stack the same way beside its box; they are
     # listed inside it instead, above.)
+    # A fork's exits into a body several dialects begin in (the JSON tokenizer's
+    # ``j_start``: hermes's ``{``, granite's ``[``, gateway XML's JSON invoke body) go by
+    # the bottom too: beside the diamond their label stacked on a position's (measured
+    # with label_overlaps, the ``<tool_calls>`` opener's view).
+    bodies = {"json_body"}  # (not the Python tokenizer's: olmo3's then stacked on the JSON one's below)
     seen: set[tuple[str, str]] = set()
     for e in edges:
         pair = (e.sources[0], e.dest)
         again = pair in seen and not e.cluster and id(e) not in unlabelled and e.sources != (e.dest,)
         seen.add(pair)
-        _draw_edge(dot, e, looks[id(e)], {c.key: c for c in _walk(clusters)}, pair in returns or again,
+        into_body = e.sources == (_FORK,) and owner.get(e.dest) in bodies
+        _draw_edge(dot, e, looks[id(e)], {c.key: c for c in _walk(clusters)}, pair in returns or again or into_body,
                    labelled=id(e) not in unlabelled)
     if not path_only:
         _draw_panels(dot, view, decl, anchor="in_param" if "in_param" in docs else decl.initial)

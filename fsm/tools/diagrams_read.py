@@ -198,7 +198,13 @@ class Names:
                         self.cases.update({vs.name: f'{value.field}="{v}"' for v, body in value.cases if body is vs.body})
         #: shared opener → the dialects that share it
         self.sharing = {f.opener_label: [c.dialect for c in f.candidates] for f in machine.forks}
-        self.deciders = {c.dialect: [e.marker.shown() for e in c.decider.entries] for f in machine.forks for c in f.candidates}
+        #: (dialect, the shared opener) → what decides it there; a dialect's first fork's
+        #: guard is ``fork_is:D``, a later one's ``fork_is:D@OPENER``
+        self.deciders: dict[tuple[str, str], list[str]] = {}
+        for f in machine.forks:
+            for c in f.candidates:
+                key = (c.dialect, "" if not any(d == c.dialect for d, _o in self.deciders) else f.opener_label)
+                self.deciders[key] = [e.marker.shown() for e in c.decider.entries]
         #: origin state → the markers it listens for (every value spec of it merged)
         self.looks: dict[str, list[str]] = {}
         for where, entries in machine.listens.items():
@@ -245,8 +251,8 @@ class Names:
             label, (where, _), shared = self.marker_parts((name,))
             return f"{label} in {where}, {shared[0]}"
         if name.startswith("fork_is:"):
-            dialect = name[len("fork_is:"):]
-            return f"{dialect}: next is {' | '.join(self.deciders.get(dialect, [])) or '?'}"
+            dialect, _, opener = name[len("fork_is:"):].partition("@")
+            return f"{dialect}: next is {' | '.join(self.deciders.get((dialect, opener), [])) or '?'}"
         if name.startswith("case:"):
             spec = name[len("case:"):]
             return f"{self.cases.get(spec, spec)} picks {self.specs.get(spec, ('', spec))[1]}"
