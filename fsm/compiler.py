@@ -40,7 +40,7 @@ from typing import Any, Callable, Sequence
 from callsieve.events import Event, Text
 from callsieve.grammar.api import MAX_TAG_CHARS
 from callsieve.grammar.states import EOF_TRIGGER, OTHER, OVERFLOW
-from callsieve.declare import Declaration
+from callsieve.declare import Named, declared_rows
 from callsieve.machine import Machine
 from callsieve.matcher import Matcher
 from callsieve.regions import SAW_TRIM_AT
@@ -154,32 +154,6 @@ class CompiledMachine:
             sc = _make_scanner(self.bulk[state], matcher)
             self.scanners[key] = sc
         return sc
-
-
-#: A row by the names of its guards, actions and destination (the declaration's form).
-Named = tuple[tuple[str, ...], tuple[str, ...], str]
-
-
-def declared_rows(decl: Declaration) -> dict[str, dict[str, list[Named]]]:
-    """state → trigger → the names of its rows (guards, actions, dest), in the order they
-    are tried: exactly what ``transitions`` holds in ``events[trigger].transitions[state]``
-    for the machine :func:`~callsieve.machine.build_machine` builds from ``decl`` (its
-    rows added in ``decl.ordered()``; each trigger's event made at its first row, a
-    state's list at its first row on that trigger), with the keys in that order too.
-    Read from the declaration: the compiled runner never runs that machine, and building
-    it (some 41,000 rows with every dialect) cost more than all the rest of compiling.
-    ``tests/test_differential.py`` holds the two equal."""
-    names: dict[str, dict[str, list[Named]]] = {s: {} for s in decl.state_names()}
-    first_seen: dict[str, int] = {}  # trigger → when its event was made
-    source = trigger = ""
-    rows: list[Named] = []
-    for t in decl.ordered():  # (sorted by state and trigger: each pair's rows are one run)
-        if t.trigger != trigger or t.source != source:
-            source, trigger = t.source, t.trigger
-            rows = names[source][trigger] = []
-            first_seen.setdefault(trigger, len(first_seen))
-        rows.append((t.guards, t.actions, t.dest))
-    return {s: {k: by[k] for k in sorted(by, key=first_seen.__getitem__)} for s, by in names.items()}
 
 
 def compile_machine(composed: Machine) -> CompiledMachine:

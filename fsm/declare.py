@@ -62,6 +62,33 @@ class Declaration:
         return tuple(rows[i] for i in sorted(range(len(rows)), key=keys.__getitem__))
 
 
+#: A row by the names of its guards, actions and destination (the declaration's form).
+Named = tuple[tuple[str, ...], tuple[str, ...], str]
+
+
+def declared_rows(decl: Declaration) -> dict[str, dict[str, list[Named]]]:
+    """state → trigger → the names of its rows (guards, actions, dest), in the order they
+    are tried: exactly what ``transitions`` holds in ``events[trigger].transitions[state]``
+    for the machine :func:`~callsieve.machine.build_machine` builds from ``decl`` (its
+    rows added in ``decl.ordered()``; each trigger's event made at its first row, a
+    state's list at its first row on that trigger), with the keys in that order too.
+    Read from the declaration: the compiled runner and the diagrams never run that
+    machine, and building it (some 41,000 rows with every dialect) cost more than all
+    the rest of compiling.
+    ``tests/test_composition.py`` holds the two equal."""
+    names: dict[str, dict[str, list[Named]]] = {s: {} for s in decl.state_names()}
+    first_seen: dict[str, int] = {}  # trigger → when its event was made
+    source = trigger = ""
+    rows: list[Named] = []
+    for t in decl.ordered():  # (sorted by state and trigger: each pair's rows are one run)
+        if t.trigger != trigger or t.source != source:
+            source, trigger = t.source, t.trigger
+            rows = names[source][trigger] = []
+            first_seen.setdefault(trigger, len(first_seen))
+        rows.append((t.guards, t.actions, t.dest))
+    return {s: {k: by[k] for k in sorted(by, key=first_seen.__getitem__)} for s, by in names.items()}
+
+
 def validate(decl: Declaration, model: type) -> None:
     """Raise :class:`GrammarError` naming the state, trigger or callback at fault."""
     names = set(decl.state_names())

@@ -1,7 +1,7 @@
 """What composing and compiling a machine shares and skips changes nothing it makes.
 
 The compiled runner reads its table from the declaration's rows
-(``callsieve.compiler.declared_rows``) rather than from a ``transitions`` machine built
+(``callsieve.declare.declared_rows``) rather than from a ``transitions`` machine built
 for it; these tests hold the two to the same rows in the same order, for machines with
 each kind of row (forks, the reasoning twins of ``calls_in_reasoning="call"``, strict).
 """
@@ -24,7 +24,8 @@ import regex
 import callsieve
 import callsieve.machine as machine_module
 import callsieve.sieve as sieve_module
-from callsieve.compiler import CompiledMachine, CompiledRunner, compile_machine, declared_rows
+from callsieve.compiler import CompiledMachine, CompiledRunner, compile_machine
+from callsieve.declare import declared_rows
 from callsieve.events import merged
 from callsieve.grammar.api import Dialect
 from callsieve.grammar.registry import resolve

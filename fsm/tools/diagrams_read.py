@@ -5,8 +5,9 @@ Both ``callsieve diagram`` (:mod:`callsieve.tools.diagrams`) and traces
 there is no import cycle between them. It holds:
 
 * :func:`read_machine`: the transitions of the ``transitions`` machine built from the
-  declaration, as rows in the order their guards are tried (but the twins that end a
-  block begun in reasoning back there, :func:`home_twin`);
+  declaration (read from the declaration in that machine's order), as rows in the order
+  their guards are tried (but the twins that end a block begun in reasoning back there,
+  :func:`home_twin`);
 * :class:`Names`: how a guard is shown to a person, read off the composed
   :class:`~callsieve.machine.Machine` (``hits``, ``listens``, ``forks``), never parsed
   from a guard's spelling beyond its documented prefix;
@@ -22,12 +23,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from callsieve.declare import Declaration
+from callsieve.declare import Declaration, declared_rows
 from callsieve.grammar.api import Choose, Dialect, JsonValue
 from callsieve.grammar.registry import resolve
 from callsieve.grammar.states import CLASSES, EOF_TRIGGER, OTHER, OVERFLOW
 from callsieve.machine import Machine, build_machine, compose
-from callsieve.reference import shared_machine
 
 #: The guards of one transition, in the order ``transitions`` evaluates them.
 Guards = tuple[str, ...]
@@ -56,32 +56,41 @@ class _Fresh:
 
 
 def read_machine(decl: Declaration, graph: bool = False) -> tuple[list[str], list[Row], Any]:
-    """States and transitions of the ``transitions`` machine built from ``decl``.
+    """States and transitions of the ``transitions`` machine built from ``decl``, as rows
+    in the order their guards are tried (and the machine read, or None).
 
-    Read from the ``transitions`` machine rather than from ``decl`` so that a diagram
-    shows what the library was actually handed (the test holds the two equal): the
-    machine the reference runners of ``decl`` share (``reference.shared_machine``: built
-    once, and it draws nothing), or with ``graph=True`` a fresh ``GraphMachine`` with a
-    model of its own, whose ``get_graph()`` draws it as ``transitions`` does (building
-    that picture of every row was most of what reading a view cost).
+    The rows a ``transitions`` machine built from ``decl`` holds, in its order: read from
+    the declaration (:func:`~callsieve.declare.declared_rows`, which the compiled runner
+    reads too; ``tests/test_composition.py`` holds it to what that machine holds) rather
+    than by building the machine, which cost more than drawing; or, with ``graph=True``,
+    from a fresh ``GraphMachine`` with a model of its own, whose ``get_graph()`` draws it
+    as ``transitions`` does (``tests/test_diagrams.py`` holds every edge it draws drawn).
     """
-    machine = build_machine(decl, _Fresh(), graph=True) if graph else shared_machine(decl)
-    states = [str(s) for s in machine.states]
+    if graph:
+        machine = build_machine(decl, _Fresh(), graph=True)
+        states = [str(s) for s in machine.states]
+        by_state: dict[str, dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]]] = {s: {} for s in states}
+        for trigger, event in machine.events.items():
+            for source, transitions in event.transitions.items():
+                if not all(c.target for tr in transitions for c in tr.conditions):  # pragma: no cover - the declaration has no `unless`
+                    raise ValueError(f"{source} --{trigger}-->: negated conditions are not drawn")
+                by_state[source][str(trigger)] = [
+                    (tuple(str(c.func) for c in tr.conditions), tuple(str(a) for a in tr.before),
+                     str(tr.dest) if tr.dest is not None else source) for tr in transitions]
+    else:
+        machine = None
+        states = decl.state_names()
+        by_state = declared_rows(decl)
     order = {s: i for i, s in enumerate(states)}
     trig_order = {t: i for i, t in enumerate(decl.char_triggers + (EOF_TRIGGER, OVERFLOW))}
     rows: list[Row] = []
-    for trigger, event in machine.events.items():
-        for source, transitions in event.transitions.items():
+    for source, by_trigger in by_state.items():
+        for trigger, named in by_trigger.items():
             blocked = False
-            for index, tr in enumerate(transitions):
-                if not all(c.target for c in tr.conditions):  # pragma: no cover - the declaration has no `unless`
-                    raise ValueError(f"{source} --{trigger}-->: negated conditions are not drawn")
-                guards = tuple(str(c.func) for c in tr.conditions)
-                dest = str(tr.dest) if tr.dest is not None else source
-                actions = tuple(str(a) for a in tr.before)
+            for index, (guards, actions, dest) in enumerate(named):
                 if home_twin(dest, guards, actions):
                     continue
-                rows.append(Row(source, str(trigger), index, dest, guards, actions, not blocked))
+                rows.append(Row(source, trigger, index, dest, guards, actions, not blocked))
                 blocked = blocked or not guards
     rows.sort(key=lambda r: (order[r.source], trig_order.get(r.trigger, len(trig_order)), r.trigger, r.index))
     return states, rows, machine
