@@ -135,8 +135,10 @@ ALIASES: dict[str, str] = {
 _checked: set[Dialect] = set()
 #: id → a dialect object found in ``_checked`` (kept alive here, so that its id is no
 #: other object's): asked again, it is known without hashing it (a dialect hashes its
-#: whole declaration, ~20 µs; every Sieve() asked it of each of its dialects).
+#: whole declaration, ~20 µs; every Sieve() asked it of each of its dialects). Bounded:
+#: a program that makes equal dialects afresh keeps no more than these alive.
 _checked_ids: dict[int, Dialect] = {}
+_CHECKED_IDS_MAX = 1024
 
 
 def _checked_dialect(d: Dialect) -> Dialect:
@@ -151,6 +153,8 @@ def _checked_dialect(d: Dialect) -> Dialect:
     if not seen:
         validate(d)
         _checked.add(d)
+    if len(_checked_ids) >= _CHECKED_IDS_MAX:
+        _checked_ids.clear()
     _checked_ids[id(d)] = d
     return d
 

@@ -270,3 +270,17 @@ def test_sieves_of_one_cached_machine_keep_their_streams_apart(runner: str, size
                 out[k] += sieves[k].feed(parts[step])
     assert [merged(o + s.close()) for o, s in zip(out, sieves)] == alone
     assert all(any(isinstance(e, callsieve.ToolCall) for e in a) for a in alone)
+
+
+def test_dialects_made_afresh_keep_no_more_than_a_bounded_number_alive() -> None:
+    """The registry knows a dialect object it has checked by its identity (keeping it
+    alive, so that its id is no other's): a program that makes equal dialects afresh,
+    one per request, must not keep them all."""
+    import callsieve.grammar.registry as registry
+
+    hermes = registry.REGISTRY["hermes"]
+    copies = [dataclasses.replace(hermes) for _ in range(registry._CHECKED_IDS_MAX + 100)]
+    for d in copies:
+        assert resolve([d]) == (d,)
+    assert len(registry._checked_ids) <= registry._CHECKED_IDS_MAX
+    assert sum(1 for d in registry._checked_ids.values() if d == hermes) < len(copies)
