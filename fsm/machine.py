@@ -1310,8 +1310,8 @@ def compose(dialects: tuple[Dialect, ...], think: bool = True, calls_in_reasonin
     if hit is not None and len(hit[0]) == len(dialects) and all(a is b for a, b in zip(hit[0], dialects)):
         return hit[1]
     machine = _compose(dialects, think, calls_in_reasoning, strict, bare)
-    if len(_composed_by_identity) >= 256:
-        _composed_by_identity.clear()
+    while len(_composed_by_identity) >= _COMPOSED_MAX:  # (the oldest first: as many kept as ``_compose`` keeps)
+        del _composed_by_identity[next(iter(_composed_by_identity))]
     _composed_by_identity[key] = (dialects, machine)
     return machine
 
@@ -1322,9 +1322,10 @@ def compose(dialects: tuple[Dialect, ...], think: bool = True, calls_in_reasonin
 #: Sieve() spent in ``_compose``'s cache key); equal ones that are other objects are
 #: found by ``_compose``'s cache.
 _composed_by_identity: dict[tuple[object, ...], tuple[tuple[Dialect, ...], Machine]] = {}
+_COMPOSED_MAX = 64
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=_COMPOSED_MAX)
 def _compose(dialects: tuple[Dialect, ...], think: bool, calls_in_reasoning: str, strict: bool, bare: bool) -> Machine:
     if calls_in_reasoning not in CALLS_IN_REASONING:
         raise GrammarError(f"calls_in_reasoning={calls_in_reasoning!r}: one of {CALLS_IN_REASONING}")

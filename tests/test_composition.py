@@ -284,3 +284,8 @@ def test_dialects_made_afresh_keep_no_more_than_a_bounded_number_alive() -> None
         assert resolve([d]) == (d,)
     assert len(registry._checked_ids) <= registry._CHECKED_IDS_MAX
     assert sum(1 for d in registry._checked_ids.values() if d == hermes) < len(copies)
+    # And the machines they compose are found by value, the objects kept by identity
+    # no more than the machines ``compose`` keeps.
+    machines = {id(compose((d,))) for d in copies[: machine_module._COMPOSED_MAX + 20]}
+    assert len(machines) == 1
+    assert len(machine_module._composed_by_identity) <= machine_module._COMPOSED_MAX
