@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import callsieve
+from callsieve.regions.block import unterminated_heredoc
 from callsieve.events import merged
 from strategies import PROSE, call_of, chunks, run, calls, texts, codes, quotes_an_opener, released
 from callsieve.grammar import REGISTRY
@@ -300,6 +301,7 @@ def test_dropping_a_tolerated_qwen3_coder_marker_keeps_the_calls_and_says_so(dat
     pieces: list[str] = []
     text: list[str] = []
     expected: list[tuple[str, dict[str, Any]]] = []
+    raw_values: list[str] = []
     n = data.draw(st.integers(1, 3))
     victim = data.draw(st.integers(0, n - 1))
     drop = data.draw(st.sampled_from(["open", "both", "param"]))
@@ -308,6 +310,7 @@ def test_dropping_a_tolerated_qwen3_coder_marker_keeps_the_calls_and_says_so(dat
         pieces.append(prose)
         text.append(prose)
         name, params, args = data.draw(call_of(QWEN))
+        raw_values.extend(v for _key, v, is_json in params if not is_json)
         # A value that ends with a literal </parameter> cannot lose its own close: what
         # is left reads as that value's close (inherently ambiguous, so not drawn).
         # So is a value that quotes a call or block open: it implies no close (data).
@@ -326,11 +329,15 @@ def test_dropping_a_tolerated_qwen3_coder_marker_keeps_the_calls_and_says_so(dat
     pieces.append(tail)
     text.append(tail)
     doc = "".join(pieces)
+    # A raw value that opens a shell heredoc never closed (``<<'x'``) is said apart, with
+    # or without a marker dropped (docs/diagnostics.md: unterminated_heredoc)
+    heredocs = sum(1 for v in raw_values if unterminated_heredoc(v))
     for kw in ({"dialects": ["qwen3_coder"]}, {}):
         events = run(data.draw(chunks(doc)), **kw)
         assert calls(events) == expected
         assert texts(events) == "".join(text)
-        assert codes(events) == ([QWEN_CODE[drop]] if drop else [])
+        assert [c for c in codes(events) if c != "unterminated_heredoc"] == ([QWEN_CODE[drop]] if drop else [])
+        assert codes(events).count("unterminated_heredoc") == heredocs
         assert "".join(e.raw for e in events) == doc
         deltas_match(events)
     strict = run([doc], strict=True)
@@ -1045,3 +1052,13 @@ def test_dropping_or_doubling_a_tolerated_glm_marker_keeps_the_calls_and_says_so
         deltas_match(events)
     strict = run([doc], dialects=["glm45"], strict=True)
     assert calls(strict) != expected or codes(strict)
+
+
+def test_a_heredoc_value_is_said_apart_from_a_dropped_qwen3_coder_marker() -> None:
+    # Found by the property above: its raw value <<';' opens a heredoc never closed.
+    doc = ".<function=_>\n<parameter=_>\n<<';'\n</parameter>\n</function>\n</tool_call>."
+    for kw in ({"dialects": ["qwen3_coder"]}, {}):
+        for n in (len(doc), 1, 3):
+            events = run([doc[i : i + n] for i in range(0, len(doc), n)], **kw)
+            assert calls(events) == [("_", {"_": "<<';'"})]
+            assert codes(events) == ["missing_block_open", "unterminated_heredoc"]
