@@ -130,9 +130,16 @@ def held_opener_guard(name: str, scope: str | None, rx: Any) -> Guard:
     return guard
 
 
-def tools_given(self: EngineModel, ch: str) -> bool:
-    """``tools=`` was given (``Block(needs_tools=True)``: its opener is a marker only then)."""
-    return self.cfg.tools is not None
+def tools_given_guard() -> Guard:
+    """``tools=`` was given (``Block(needs_tools=True)``: its opener is a marker only then).
+    Made as the other guards are: a module-level function compiled by mypyc does not
+    bind as a method where the model holds it, a closure does."""
+
+    def guard(self: EngineModel, ch: str) -> bool:
+        return self.cfg.tools is not None
+
+    guard.__name__ = "tools_given"
+    return guard
 
 
 def case_guard(spec_name: str) -> Guard:

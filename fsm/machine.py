@@ -781,7 +781,7 @@ class _Composer:
                 # (a block read only with tools= given: its opener is no marker without them)
                 needs = ("tools_given",) if lf.spec.block.needs_tools else ()
                 if needs:
-                    self.guards["tools_given"] = generated.tools_given
+                    self.guards["tools_given"] = generated.tools_given_guard()
                 if lf.kind == "block_open":
                     self.structural(origin, lf, layout, first=first, guards=needs)
                 elif lf.kind == "mark":  # a bare block's first marker that opens no call

@@ -96,6 +96,19 @@ def test_raise_delivers_what_drop_delivers_up_to_the_first_released_block(data: 
     assert (r.code, r.offset, r.raw, r.message[: -len("; raised")]) == (d.code, d.offset, d.raw, d.message[: -len("; dropped")])
 
 
+def test_raise_and_drop_say_the_same_reason_for_a_block_read_on_to_the_stream_end() -> None:
+    # Found by the property above: "drop" reads a block with a begun call on to its close
+    # and released it at the stream's end with a clause "raise" cannot know
+    doc = '<｜｜DSML｜｜ tool_calls><‖DSML‖invoke name="f">\n```\n'
+    for n in (len(doc), 1, 3):
+        pieces = [doc[i : i + n] for i in range(0, len(doc), n)]
+        raised = merged(run(pieces, on_malformed="raise"))
+        dropped = merged(run(pieces, on_malformed="drop"))
+        r, d = raised[-1], next(e for e in dropped if _released(e, "; dropped"))
+        assert isinstance(r, callsieve.Diagnostic) and isinstance(d, callsieve.Diagnostic)
+        assert (r.code, r.offset, r.raw, r.message[: -len("; raised")]) == (d.code, d.offset, d.raw, d.message[: -len("; dropped")])
+
+
 @given(st.data())
 def test_no_loss_reasoning_tags_travel_in_reasoning_raw(data: st.DataObject) -> None:
     thought = data.draw(st.text(alphabet="ab <>/\n", max_size=20).filter(lambda s: "</think" not in s))

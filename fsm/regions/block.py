@@ -1005,8 +1005,9 @@ class BlockModel(TagModel):
         b.held = []
         if b.rest:
             self.pushback = self._unread_rest(b) + tag  # (``ch`` is read again: ``reprocess``)
-            self._release(b, "malformed_block", f"{b.malformed_reason}; no close followed before "
-                          f"{tag + ch!r} at offset {self.tag_start}")
+            # (the reason is where it failed, as "raise" reports it there: what ended the
+            # reading on is no part of it)
+            self._release(b, "malformed_block", b.malformed_reason)
             return
         self.pushback = tag
         self._release(b, "malformed_block", f"a {tag + ch!r} at offset {self.tag_start} begins a block inside it, "
@@ -1071,7 +1072,7 @@ class BlockModel(TagModel):
             # read again as prose (the runners read an end-of-stream pushback, then the
             # end again).
             rest = self._unread_rest(b)
-            self._release(b, "malformed_block", f"{b.malformed_reason}; the stream ended before its close")
+            self._release(b, "malformed_block", b.malformed_reason)  # (as at opener_ends_block)
             self.pushback = rest
             return
         self._release(b, "unterminated_block", f"the stream ended inside a {b.dialect_name} block")
