@@ -404,7 +404,7 @@ class CompiledRunner:
         if whole is not None and whole.opener_starts:
             self._whole_text = whole.read_text
             self._whole_starts = whole.opener_starts
-        if whole is not None and (whole.entries or whole.json_run is not None):
+        if whole is not None and (whole.entries or whole.json_run is not None or whole.capture_run is not None):
             plans = dict(compiled.plans)
             for state in whole.entries:
                 if state in plans:
@@ -416,6 +416,11 @@ class CompiledRunner:
                 for state in JSON_RUN_STATES:
                     form, rule = plans[state]
                     plans[state] = (_whole_first(json_run.run, form), rule)
+            capture_run = whole.capture_run
+            if capture_run is not None and "in_capture" in plans:
+                # A capture's characters in one run (``callsieve.regions.capture``).
+                form, rule = plans["in_capture"]
+                plans["in_capture"] = (_whole_first(capture_run.run, form), rule)
             self._plans = plans
         # The scanner used last, and for which (state, scope) it was chosen (the scope
         # decides a state's matcher, ``ModelBase.matcher``).

@@ -253,3 +253,53 @@ def test_json_bodies_read_in_runs_decide_what_the_steps_decide(data: st.DataObje
     pieces = [doc] if data.draw(st.booleans()) else data.draw(chunks(doc))
     three_ways(doc, pieces, dialects=["hermes"], tools=data.draw(st.sampled_from([None, TOOLS])),
                max_block_chars=data.draw(st.sampled_from([1 << 20, 30, 60])))
+
+
+# ------------------------------------------------------------- captures in runs
+#: Dialects whose calls hold a capture (a name, an id, a key as text between markers).
+CAPTURED = ["glm45", "kimi_k2", "deepseek_v31", "deepseek_v3", "mistral"]
+CAPTURE_EDITS = ["<", ">", "\n", " ", ".", ":", "-", "x" * 70, "é", "functions.", "<tool_call>", "</arg_key>",
+                 "<arg_key>", "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<｜tool▁sep｜>",
+                 "<｜tool▁call▁begin｜>", "[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "`", "{", "\\"]
+
+
+@given(st.data())
+def test_captures_read_in_runs_decide_what_the_steps_decide(data: st.DataObject) -> None:
+    """Names, ids and keys held as text between markers (Kimi ``functions.NAME:IDX``,
+    DeepSeek V3.1's name, GLM's keys, Mistral's name), plain or edited with characters
+    their pattern cannot take, openers and overlong text, cut anywhere: the capture's
+    run (``callsieve.regions.capture.CaptureRun``) against the steps."""
+    dialect = data.draw(st.sampled_from(CAPTURED))
+    render = callsieve.grammar.registry.REGISTRY[dialect].render
+    assert render is not None
+    doc = "Go.\n" + render(data.draw(st.lists(block_call(), min_size=1, max_size=2)), data.draw(st.integers(0, 40))) + "\nok"
+    for _ in range(data.draw(st.integers(0, 2))):
+        at = data.draw(st.integers(0, len(doc)))
+        doc = doc[:at] + data.draw(st.sampled_from(CAPTURE_EDITS)) + doc[at:]
+    pieces = [doc] if data.draw(st.booleans()) else data.draw(chunks(doc))
+    three_ways(doc, pieces, dialects=[dialect], tools=data.draw(st.sampled_from([None, TOOLS])),
+               strict=data.draw(st.booleans()), max_block_chars=data.draw(st.sampled_from([1 << 20, 30, 60])))
+
+
+@pytest.mark.parametrize("dialect", CAPTURED)
+def test_a_capture_streamed_in_pieces_is_read_in_runs(dialect: str) -> None:
+    """Fed a few characters at a time, a call's name (and id, and keys) is read by the
+    capture's run, not a step per character; the events are the steps'."""
+    from callsieve.regions.capture import CaptureRun
+
+    render = callsieve.grammar.registry.REGISTRY[dialect].render
+    assert render is not None
+    doc = "Go.\n" + render([("write_file", [("path", "src/a.py", False), ("content", "x = 1", False)])], 0) + "\nok"
+    pieces = [doc[i:i + 3] for i in range(0, len(doc), 3)]
+    took: list[int] = []
+    real = CaptureRun.run
+
+    def counting(self: CaptureRun, ctx: Any, s: str, i: int) -> int:
+        j = real(self, ctx, s, i)
+        took.append(j - i)
+        return j
+
+    with mock.patch.object(CaptureRun, "run", counting):
+        got = three_ways(doc, pieces, dialects=[dialect])
+    assert sum(took) >= len("write_file") - 2, took
+    assert [e.name for e in got if isinstance(e, callsieve.ToolCall)] == ["write_file"]
