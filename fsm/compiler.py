@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from callsieve.events import Event, Text
+from callsieve.events import Event, Text, ToolCallDelta
 from callsieve.grammar.api import MAX_TAG_CHARS
 from callsieve.grammar.states import EOF_TRIGGER, OTHER, OVERFLOW
 from callsieve.machine import Machine, build_machine
@@ -397,6 +397,12 @@ class CompiledRunner:
         self.whole = whole
         #: ``maybe_tag``'s first loop, where it has run forms (the held tag grows).
         self._held_loop: GuardedLoop | None = compiled.direct_loops.get("maybe_tag")
+        held = self._held_loop
+        #: That loop is the held tag's own (``tag_viable`` → ``tag_push``, back to
+        #: ``maybe_tag``): :meth:`held_chunk` may then grow the tag without it.
+        self._held_plain = held is not None and held.dest == "maybe_tag" \
+            and getattr(held.guard_run, "__name__", "") == "tag_viable_run" \
+            and [getattr(a, "__name__", "") for a in held.action_runs] == ["tag_push_run"]
         #: Where the text state's scan stops at one of these, ``read_text`` is asked
         #: first: a block opener there, and the whole block after it, decided at once.
         self._whole_text: Callable[[Context, str, int], int] | None = None
@@ -554,8 +560,9 @@ class CompiledRunner:
             self._run(s, self.base, 0, False)
         self.base += n
 
-    def _run(self, s: str, base: int, i: int = 0, stopped: bool = False) -> None:
-        """Consume ``s[i:]``. ``stopped``: a scan already stopped at ``i``, so step it."""
+    def _run(self, s: str, base: int, i: int = 0, stopped: bool = False, asked: bool = False) -> None:
+        """Consume ``s[i:]``. ``stopped``: a scan already stopped at ``i``, so step it.
+        ``asked``: the state's run has just stopped at ``i`` (its bulk rule goes on)."""
         # (Only what most iterations read is a local: fed one character at a time, this
         # runs once per character, and each local costs as much as one use.)
         ctx = self.ctx
@@ -576,7 +583,9 @@ class CompiledRunner:
             else:
                 state = ctx.state
                 form, rule = plans[state]
-                if form is not None:
+                if asked:
+                    asked = False
+                elif form is not None:
                     # A state run first; where it stops, the bulk rule of the state it
                     # ended in (or a step) goes on: a run is not asked twice in a row.
                     ctx.pos = base + i
@@ -749,14 +758,84 @@ class CompiledRunner:
         sieve's drain does), in one call from the sieve (issue 27: token-sized chunks
         paid for several), and, in the compiled build, native."""
         ctx = self.ctx
-        self.feed(chunk)
-        if ctx.text_buf or ctx.delta_buf or ctx.reason_raw or ctx.dropped:
+        n = len(chunk)
+        if n and not self.word_held and ctx.state == self._sc_state and ctx.scope is self._sc_scope:
+            # ``feed``'s first path, inline (a chunk that continues the last run: most
+            # chunks of a value), one call fewer a feed
+            j = self._sc(chunk, 0)
+            if j:
+                i = self._sc_run(ctx, chunk, 0, j)
+                b = ctx.block
+                if b is not None and not b.spilled and b.raw_len > ctx.cfg.max_block_chars:
+                    ctx.pos = self.base + i
+                    self._step(OVERFLOW, "")
+                if i < n:
+                    self._run(chunk, self.base, i, True)
+            else:
+                self._run(chunk, self.base, 0, True)
+            self.base += n
+        elif n and not self.word_held and ctx.state != "maybe_tag" and self._plans[ctx.state][0] is not None:
+            # ``_run``'s first question, asked here: the state's run (a JSON string's
+            # chunk, ...), which mostly takes the whole chunk; then ``_run`` goes on
+            # from where it stopped as it would have.
+            state = ctx.state
+            ctx.pos = self.base
+            form = self._plans[state][0]
+            assert form is not None
+            j = form(ctx, chunk, 0)
+            b = ctx.block
+            if j > 0 and b is not None and not b.spilled and b.raw_len > ctx.cfg.max_block_chars:
+                ctx.pos = self.base + j
+                self._step(OVERFLOW, "")
+                if j < n:
+                    self._run(chunk, self.base, j)
+            elif j < n:
+                if ctx.run_stopped:
+                    ctx.run_stopped = False
+                    self._run(chunk, self.base, j, True)
+                else:
+                    self._run(chunk, self.base, j, False, ctx.state == state)
+            self.base += n
+        else:
+            self.feed(chunk)
+        if ctx.delta_buf and not (ctx.text_buf or ctx.reason_raw or ctx.dropped):
+            # (``flush`` when only an argument fragment is pending: a streamed value's chunk)
+            s = "".join(ctx.delta_buf)
+            ctx.delta_buf = []
+            if s:
+                ctx.out.append(ToolCallDelta(ctx.delta_index, s))
+        elif ctx.text_buf or ctx.delta_buf or ctx.reason_raw or ctx.dropped:
             ctx.flush()
         out = ctx.out
         if not out:
             return []
         ctx.out = []
         return out
+
+    def held_chunk(self, chunk: str) -> list[Event] | None:
+        """``Sieve.feed``'s fast path in ``maybe_tag`` (issue 27: most chunks of a token
+        stream inside markup only grow the held tag): a chunk that is, whole, still a
+        prefix of a marker after the held tag, with nothing pending, grows the tag and
+        decides nothing, as :meth:`feed`'s held-tag path and the sieve's drain would,
+        without their calls (the held loop's guard and action, ``tag_viable_run`` and
+        ``tag_push_run``, inline: one question to the matcher, through its memo). None
+        for any other chunk; the differential tests compare both."""
+        ctx = self.ctx
+        if not (self._held_plain and chunk and ctx.state == "maybe_tag" and not ctx.out and not ctx.text_buf
+                and not ctx.delta_buf and not ctx.reason_raw and not ctx.dropped):
+            return None
+        b = ctx.block
+        m = ctx.tag_matcher
+        if m is None or (b is not None and not b.spilled and b.raw_len > ctx.cfg.max_block_chars):
+            return None
+        tag = ctx.tag
+        ctx.pos = self.base
+        if m.tag_end(tag, chunk, 0)[0] != len(chunk):
+            return None  # (``feed`` asks again: the matcher keeps the answer it just gave)
+        ctx.tag = tag + chunk
+        ctx._tag_version += 1
+        self.base += len(chunk)
+        return []
 
     def prose_chunk(self, chunk: str) -> list[Event] | None:
         """``Sieve.feed``'s fast path: a chunk of prose that holds no character the text
