@@ -399,7 +399,7 @@ class CompiledRunner:
         self._held_loop: GuardedLoop | None = compiled.direct_loops.get("maybe_tag")
         held = self._held_loop
         #: That loop is the held tag's own (``tag_viable`` → ``tag_push``, back to
-        #: ``maybe_tag``): :meth:`held_chunk` may then grow the tag without it.
+        #: ``maybe_tag``): :meth:`feed_events` may then grow the tag without it.
         self._held_plain = held is not None and held.dest == "maybe_tag" \
             and getattr(held.guard_run, "__name__", "") == "tag_viable_run" \
             and [getattr(a, "__name__", "") for a in held.action_runs] == ["tag_push_run"]
@@ -759,7 +759,42 @@ class CompiledRunner:
         paid for several), and, in the compiled build, native."""
         ctx = self.ctx
         n = len(chunk)
-        if n and not self.word_held and ctx.state == self._sc_state and ctx.scope is self._sc_scope:
+        if ctx.state == "maybe_tag" and self._held_plain and n:
+            # A tag held from the last chunk (token-sized chunks cut most tags): the
+            # held loop's guard and action (``tag_viable_run``, ``tag_push_run``) inline.
+            m = ctx.tag_matcher
+            b = ctx.block
+            if m is not None and (b is None or b.spilled or b.raw_len <= ctx.cfg.max_block_chars):
+                tag = ctx.tag
+                if m.grows(tag, chunk):
+                    # The whole chunk still a prefix of a marker: it grows the tag and
+                    # decides nothing (nothing is pending between feeds: every call
+                    # flushes below).
+                    ctx.tag = tag + chunk
+                    ctx._tag_version += 1
+                    ctx.pos = self.base
+                    self.base += n
+                    return []
+                ctx.pos = self.base
+                j = m.tag_end(tag, chunk, 0)[0]
+                if j == n:
+                    ctx.tag = tag + chunk
+                    ctx._tag_version += 1
+                    self.base += n
+                    return []
+                if j:
+                    # The tag grown to where it stops being viable, and the matcher told
+                    # where that is for the grown tag (it answered it just now): the
+                    # runner's loop asks it again there, and reads the answer.
+                    grown = tag + chunk[:j]
+                    ctx.tag = grown
+                    ctx._tag_version += 1
+                    m.resume(grown, chunk, j)
+                self._run(chunk, self.base, j)
+                self.base += n
+            else:
+                self.feed(chunk)
+        elif n and not self.word_held and ctx.state == self._sc_state and ctx.scope is self._sc_scope:
             # ``feed``'s first path, inline (a chunk that continues the last run: most
             # chunks of a value), one call fewer a feed
             j = self._sc(chunk, 0)
@@ -774,7 +809,7 @@ class CompiledRunner:
             else:
                 self._run(chunk, self.base, 0, True)
             self.base += n
-        elif n and not self.word_held and ctx.state != "maybe_tag" and self._plans[ctx.state][0] is not None:
+        elif n and not self.word_held and self._plans[ctx.state][0] is not None:
             # ``_run``'s first question, asked here: the state's run (a JSON string's
             # chunk, ...), which mostly takes the whole chunk; then ``_run`` goes on
             # from where it stopped as it would have.
@@ -811,31 +846,6 @@ class CompiledRunner:
             return []
         ctx.out = []
         return out
-
-    def held_chunk(self, chunk: str) -> list[Event] | None:
-        """``Sieve.feed``'s fast path in ``maybe_tag`` (issue 27: most chunks of a token
-        stream inside markup only grow the held tag): a chunk that is, whole, still a
-        prefix of a marker after the held tag, with nothing pending, grows the tag and
-        decides nothing, as :meth:`feed`'s held-tag path and the sieve's drain would,
-        without their calls (the held loop's guard and action, ``tag_viable_run`` and
-        ``tag_push_run``, inline: one question to the matcher, through its memo). None
-        for any other chunk; the differential tests compare both."""
-        ctx = self.ctx
-        if not (self._held_plain and chunk and ctx.state == "maybe_tag" and not ctx.out and not ctx.text_buf
-                and not ctx.delta_buf and not ctx.reason_raw and not ctx.dropped):
-            return None
-        b = ctx.block
-        m = ctx.tag_matcher
-        if m is None or (b is not None and not b.spilled and b.raw_len > ctx.cfg.max_block_chars):
-            return None
-        tag = ctx.tag
-        ctx.pos = self.base
-        if m.tag_end(tag, chunk, 0)[0] != len(chunk):
-            return None  # (``feed`` asks again: the matcher keeps the answer it just gave)
-        ctx.tag = tag + chunk
-        ctx._tag_version += 1
-        self.base += len(chunk)
-        return []
 
     def prose_chunk(self, chunk: str) -> list[Event] | None:
         """``Sieve.feed``'s fast path: a chunk of prose that holds no character the text

@@ -247,18 +247,12 @@ class Sieve:
 
     def feed(self, chunk: str) -> list[Event]:
         # The compiled runner, open, given a str: a chunk of prose with nothing to stop at
-        # is one Text event (CompiledRunner.prose_chunk), one that only grows a held tag
-        # none (held_chunk); any other, one call (CompiledRunner.feed_events).
+        # is one Text event (CompiledRunner.prose_chunk); any other, one call
+        # (CompiledRunner.feed_events).
         fast = self._fast
         if fast is not None and type(chunk) is str:
-            state = self._ctx.state
-            if state == "text":
+            if self._ctx.state == "text":
                 got = fast.prose_chunk(chunk)
-                if got is not None:
-                    return got
-            elif state == "maybe_tag":
-                # (a chunk that only grows a held tag: CompiledRunner.held_chunk)
-                got = fast.held_chunk(chunk)
                 if got is not None:
                     return got
             try:
