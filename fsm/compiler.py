@@ -759,23 +759,25 @@ class CompiledRunner:
         paid for several), and, in the compiled build, native."""
         ctx = self.ctx
         n = len(chunk)
-        if ctx.state == "maybe_tag" and self._held_plain and n:
+        state = ctx.state
+        if not n or self.word_held:
+            self.feed(chunk)
+        elif state == "maybe_tag":
             # A tag held from the last chunk (token-sized chunks cut most tags): the
             # held loop's guard and action (``tag_viable_run``, ``tag_push_run``) inline.
             m = ctx.tag_matcher
             b = ctx.block
-            if m is not None and (b is None or b.spilled or b.raw_len <= ctx.cfg.max_block_chars):
+            if m is not None and self._held_plain and (b is None or b.spilled or b.raw_len <= ctx.cfg.max_block_chars):
                 tag = ctx.tag
+                ctx.pos = self.base
                 if m.grows(tag, chunk):
                     # The whole chunk still a prefix of a marker: it grows the tag and
                     # decides nothing (nothing is pending between feeds: every call
                     # flushes below).
                     ctx.tag = tag + chunk
                     ctx._tag_version += 1
-                    ctx.pos = self.base
                     self.base += n
                     return []
-                ctx.pos = self.base
                 j = m.tag_end(tag, chunk, 0)[0]
                 if j == n:
                     ctx.tag = tag + chunk
@@ -794,7 +796,7 @@ class CompiledRunner:
                 self.base += n
             else:
                 self.feed(chunk)
-        elif n and not self.word_held and ctx.state == self._sc_state and ctx.scope is self._sc_scope:
+        elif state == self._sc_state and ctx.scope is self._sc_scope:
             # ``feed``'s first path, inline (a chunk that continues the last run: most
             # chunks of a value), one call fewer a feed
             j = self._sc(chunk, 0)
@@ -809,37 +811,40 @@ class CompiledRunner:
             else:
                 self._run(chunk, self.base, 0, True)
             self.base += n
-        elif n and not self.word_held and self._plans[ctx.state][0] is not None:
-            # ``_run``'s first question, asked here: the state's run (a JSON string's
-            # chunk, ...), which mostly takes the whole chunk; then ``_run`` goes on
-            # from where it stopped as it would have.
-            state = ctx.state
-            ctx.pos = self.base
-            form = self._plans[state][0]
-            assert form is not None
-            j = form(ctx, chunk, 0)
-            b = ctx.block
-            if j > 0 and b is not None and not b.spilled and b.raw_len > ctx.cfg.max_block_chars:
-                ctx.pos = self.base + j
-                self._step(OVERFLOW, "")
-                if j < n:
-                    self._run(chunk, self.base, j)
-            elif j < n:
-                if ctx.run_stopped:
-                    ctx.run_stopped = False
-                    self._run(chunk, self.base, j, True)
-                else:
-                    self._run(chunk, self.base, j, False, ctx.state == state)
-            self.base += n
         else:
-            self.feed(chunk)
-        if ctx.delta_buf and not (ctx.text_buf or ctx.reason_raw or ctx.dropped):
-            # (``flush`` when only an argument fragment is pending: a streamed value's chunk)
-            s = "".join(ctx.delta_buf)
-            ctx.delta_buf = []
-            if s:
-                ctx.out.append(ToolCallDelta(ctx.delta_index, s))
-        elif ctx.text_buf or ctx.delta_buf or ctx.reason_raw or ctx.dropped:
+            form = self._plans[state][0]
+            if form is None:
+                self.feed(chunk)
+            else:
+                # ``_run``'s first question, asked here: the state's run (a JSON
+                # string's chunk, ...), which mostly takes the whole chunk; then
+                # ``_run`` goes on from where it stopped as it would have.
+                ctx.pos = self.base
+                j = form(ctx, chunk, 0)
+                b = ctx.block
+                if j > 0 and b is not None and not b.spilled and b.raw_len > ctx.cfg.max_block_chars:
+                    ctx.pos = self.base + j
+                    self._step(OVERFLOW, "")
+                    if j < n:
+                        self._run(chunk, self.base, j)
+                elif j < n:
+                    if ctx.run_stopped:
+                        ctx.run_stopped = False
+                        self._run(chunk, self.base, j, True)
+                    else:
+                        self._run(chunk, self.base, j, False, ctx.state == state)
+                self.base += n
+        buf = ctx.delta_buf
+        if buf:
+            if ctx.text_buf or ctx.reason_raw or ctx.dropped:
+                ctx.flush()
+            else:
+                # (``flush`` when only an argument fragment is pending: a streamed value's chunk)
+                ctx.delta_buf = []
+                s = "".join(buf)
+                if s:
+                    ctx.out.append(ToolCallDelta(ctx.delta_index, s))
+        elif ctx.text_buf or ctx.reason_raw or ctx.dropped:
             ctx.flush()
         out = ctx.out
         if not out:

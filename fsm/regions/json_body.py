@@ -371,7 +371,15 @@ class JsonBodyModel(CaptureModel):
                 if call.args_text is None:
                     call.args_text = Pieces()
                 call.args_text.append(piece)
-                if not self.jbad:
+                if self.jbad:
+                    pass
+                elif call.started and call.index is not None and piece and not b.malformed_reason:
+                    # ``_delta``, inline (the block is open and not spilled)
+                    if self.delta_index != call.index and self.delta_buf:
+                        self.flush()
+                    self.delta_index = call.index
+                    self.delta_buf.append(piece)
+                else:
                     self._delta(call, piece)
         return j
 

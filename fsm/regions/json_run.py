@@ -93,6 +93,8 @@ class JsonStructure:
             return i
         room = ctx.cfg.max_block_chars - b.raw_len  # characters the block may still take
         n = len(s)
+        if ctx.state == "j_string" and n - i <= room and _STRING_STOP.search(s, i) is None:
+            return ctx.j_str_take(s, i, n)  # (the whole rest is the string's: most chunks of one)
         k = i
         ws = self.ws_chars
         # Whitespace, colons and commas are held together, once their stretch ends
