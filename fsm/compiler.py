@@ -398,6 +398,8 @@ class CompiledRunner:
         #: ``maybe_tag``'s first loop, where it has run forms (the held tag grows).
         self._held_loop: GuardedLoop | None = compiled.direct_loops.get("maybe_tag")
         held = self._held_loop
+        #: the rows a completed held tag fires by its key (``CompiledMachine.fires``)
+        self._held_fires = compiled.fires.get("maybe_tag")
         #: That loop is the held tag's own (``tag_viable`` → ``tag_push``, back to
         #: ``maybe_tag``): :meth:`feed_events` may then grow the tag without it.
         self._held_plain = held is not None and held.dest == "maybe_tag" \
@@ -785,15 +787,31 @@ class CompiledRunner:
                     self.base += n
                     return []
                 if j:
-                    # The tag grown to where it stops being viable, and the matcher told
-                    # where that is for the grown tag (it answered it just now): the
-                    # runner's loop asks it again there, and reads the answer.
-                    grown = tag + chunk[:j]
-                    ctx.tag = grown
+                    ctx.tag = tag + chunk[:j]
                     ctx._tag_version += 1
-                    m.resume(grown, chunk, j)
-                self._run(chunk, self.base, j)
-                self.base += n
+                # The tag ends at chunk[j] (complete with it, or dead): what ``_run``'s
+                # loop does there, without its first round: the row its key fires
+                # (``fires``), or the step after the loop failed, then the runner
+                # protocol, then ``_run`` for the rest of the chunk.
+                ch = chunk[j]
+                base = self.base
+                ctx.pos = base + j
+                fires = self._held_fires
+                fire = fires.get(ctx.hit_key(ch)) if fires is not None else None
+                if fire is None:
+                    self._step(self.c.class_of.get(ch, OTHER), ch, True)
+                else:
+                    for a in fire[0]:
+                        a(ctx, ch)
+                    ctx.state = fire[1]
+                b = ctx.block
+                if ctx.redo or ctx.pushback or (b is not None and not b.spilled and b.raw_len > ctx.cfg.max_block_chars):
+                    j = ctx.settle(self._run, self._step, base, j)
+                else:
+                    j += 1
+                if j < n:
+                    self._run(chunk, base, j)
+                self.base = base + n
             else:
                 self.feed(chunk)
         elif state == self._sc_state and ctx.scope is self._sc_scope:

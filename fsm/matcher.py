@@ -269,14 +269,6 @@ class Matcher:
         ends = self._search_ends
         return ends is not None and ends(s) is None
 
-    def resume(self, tag: str, s: str, j: int) -> None:
-        """``tag_end(t, s, 0)`` just answered ``(j, kind)`` and the caller grew the tag
-        to ``tag = t + s[:j]``: that is the answer for ``(tag, s, j)`` too (the same
-        characters, read from ``j``), so it is kept for the question asked next."""
-        last = self._last_end
-        if last[0] is s and last[1] == 0 and last[3][0] == j:
-            self._last_end = (s, j, tag, last[3])
-
     def tag_end(self, tag: str, s: str, i: int) -> tuple[int, int]:
         """``viable_end``, and what ``tag + s[i:j + 1]`` is there: ``COMPLETE`` or
         ``DEAD`` (``VIABLE`` when the tag runs to the end of ``s``)."""
