@@ -755,13 +755,42 @@ class CompiledRunner:
             self._step(EOF_TRIGGER, "")
 
     def feed_events(self, chunk: str) -> list[Event]:
-        """``Sieve.feed`` for an open sieve given a ``str``, where :meth:`prose_chunk`
-        was not asked or said None: :meth:`feed`, then the events decided (what the
-        sieve's drain does), in one call from the sieve (issue 27: token-sized chunks
-        paid for several), and, in the compiled build, native."""
+        """``Sieve.feed`` for an open sieve given a ``str``: :meth:`feed`, then the events
+        decided (what the sieve's drain does), in one call from the sieve (issue 27:
+        token-sized chunks paid for several), and, in the compiled build, native. The
+        common chunks of a token stream are read here without ``feed``: a chunk of
+        plain prose, one that grows or ends a held tag, one that continues the last
+        run, and one the state's run takes."""
         ctx = self.ctx
         n = len(chunk)
         state = ctx.state
+        if state == "text" and n and ctx.block is None and not ctx.text_buf and not ctx.out and not ctx.dropped \
+                and not ctx.reason_raw:
+            # A chunk of prose that holds no character the text state stops at, with
+            # nothing pending, is one Text event: what ``feed`` and the drain would make
+            # of it, without their calls (the differential tests compare both).
+            held = self.word_held
+            s = held + chunk if held else chunk
+            m = self.text_quick(s)
+            k = -1
+            if m is None:
+                k = len(s)
+                self.word_held = ""
+            elif self.holds_words and isinstance(m, re.Match) and m.lastgroup is not None:
+                # an anchored word's beginning at the end, nothing before it: held
+                k = m.start()
+                self.word_held = s[k:]
+                if not k:
+                    return []
+                s = s[:k]
+            if k >= 0:
+                self.base += k
+                # ctx._saw(s), inlined but for its trim, which it does when due
+                ctx.recent.append(s)
+                ctx.recent_len += k
+                if ctx.recent_len > SAW_TRIM_AT:
+                    ctx.trim_recent()
+                return [Text(s, s)]
         if not n or self.word_held:
             self.feed(chunk)
         elif state == "maybe_tag":
@@ -869,39 +898,6 @@ class CompiledRunner:
             return []
         ctx.out = []
         return out
-
-    def prose_chunk(self, chunk: str) -> list[Event] | None:
-        """``Sieve.feed``'s fast path: a chunk of prose that holds no character the text
-        state stops at, with nothing pending, is one Text event (what :meth:`feed` and
-        the sieve's drain would make of it, without their calls; the differential tests
-        compare both); None for any other chunk. (Here rather than in Sieve so that the
-        compiled build runs it native.)"""
-        ctx = self.ctx
-        if not (ctx.state == "text" and chunk and ctx.block is None
-                and not ctx.text_buf and not ctx.out and not ctx.dropped and not ctx.reason_raw):
-            return None
-        held = self.word_held
-        s = held + chunk if held else chunk
-        m = self.text_quick(s)
-        if m is None:
-            n = len(s)
-            self.word_held = ""
-        elif self.holds_words and isinstance(m, re.Match) and m.lastgroup is not None:
-            # an anchored word's beginning at the end, nothing before it: held
-            n = m.start()
-            self.word_held = s[n:]
-            if not n:
-                return []
-            s = s[:n]
-        else:
-            return None  # (``feed`` reads ``word_held`` first)
-        self.base += n
-        # ctx._saw(s), inlined but for its trim, which it does when due
-        ctx.recent.append(s)
-        ctx.recent_len += n
-        if ctx.recent_len > SAW_TRIM_AT:
-            ctx.trim_recent()
-        return [Text(s, s)]
 
 
 def _whole_first(read: Callable[[Context, str, int], int],
