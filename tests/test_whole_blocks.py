@@ -303,3 +303,44 @@ def test_a_capture_streamed_in_pieces_is_read_in_runs(dialect: str) -> None:
         got = three_ways(doc, pieces, dialects=[dialect])
     assert sum(took) >= len("write_file") - 2, took
     assert [e.name for e in got if isinstance(e, callsieve.ToolCall)] == ["write_file"]
+
+
+# ------------------------------------------------------------ token-sized chunks
+@pytest.mark.parametrize("dialect", ["qwen3_coder", "glm45", "kimi_k2", "hermes"])
+@pytest.mark.parametrize("size", [1, 2, 3, 5])
+def test_chunks_that_only_grow_a_held_tag_skip_the_runner(dialect: str, size: int) -> None:
+    """Cut into token-sized pieces, most chunks inside markup only grow the tag held
+    (``CompiledRunner.feed_events``, ``Matcher.grows``): those decide nothing and never
+    reach the runner's general path (``CompiledRunner.feed``); every other chunk is
+    read as before, and the events are the reference runner's."""
+    from callsieve.compiler import CompiledRunner
+
+    render = callsieve.grammar.registry.REGISTRY[dialect].render
+    assert render is not None
+    call = render([("write_file", [("path", "src/a.py", False), ("content", "x = 1", False)])], 0)
+    doc = "Go.\n" + call + "\nand\n" + call + "\nok"
+    pieces = [doc[i:i + size] for i in range(0, len(doc), size)]
+    general: list[str] = []
+    real = CompiledRunner.feed
+
+    def counting(self: CompiledRunner, s: str) -> None:
+        general.append(s)
+        real(self, s)
+
+    with mock.patch.object(CompiledRunner, "feed", counting):
+        s = callsieve.Sieve(dialects=[dialect], id_prefix="call_")
+        ctx = s._ctx
+        got: list[callsieve.Event] = []
+        grew = 0
+        for p in pieces:
+            before, tag = ctx.state, ctx.tag
+            seen = len(general)
+            out = s.feed(p)
+            got += out
+            if before == "maybe_tag" and ctx.state == "maybe_tag" and ctx.tag == tag + p:
+                grew += 1
+                assert out == [] and len(general) == seen, (p, tag)
+        got += s.close()
+    assert grew >= 4 * 2 // size  # (the later tags of each call are cut by the pieces)
+    assert merged(got) == merged(run(pieces, dialects=[dialect], runner="reference"))
+    assert "".join(e.raw for e in got) == doc
