@@ -8,7 +8,9 @@ memory stays close to the text's own size and the final ``join`` is still linear
 
 from __future__ import annotations
 
-FLUSH_AT = 256
+from typing import Final
+
+FLUSH_AT: Final = 256
 
 
 class Pieces:
@@ -20,10 +22,11 @@ class Pieces:
         self.length = 0
 
     def append(self, s: str) -> None:
-        self._recent.append(s)
+        recent = self._recent
+        recent.append(s)
         self.length += len(s)
-        if len(self._recent) >= FLUSH_AT:
-            self._done.append("".join(self._recent))
+        if len(recent) >= FLUSH_AT:
+            self._done.append("".join(recent))
             self._recent = []
 
     def join(self) -> str:

@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from callsieve.events import Event, Text
+from callsieve.events import Event, Text, ToolCallDelta
 from callsieve.grammar.api import MAX_TAG_CHARS
 from callsieve.grammar.states import EOF_TRIGGER, OTHER, OVERFLOW
 from callsieve.declare import Named, declared_rows
@@ -455,6 +455,14 @@ class CompiledRunner:
         self.whole = whole
         #: ``maybe_tag``'s first loop, where it has run forms (the held tag grows).
         self._held_loop: GuardedLoop | None = compiled.direct_loops.get("maybe_tag")
+        held = self._held_loop
+        #: the rows a completed held tag fires by its key (``CompiledMachine.fires``)
+        self._held_fires = compiled.fires.get("maybe_tag")
+        #: That loop is the held tag's own (``tag_viable`` → ``tag_push``, back to
+        #: ``maybe_tag``): :meth:`feed_events` may then grow the tag without it.
+        self._held_plain = held is not None and held.dest == "maybe_tag" \
+            and getattr(held.guard_run, "__name__", "") == "tag_viable_run" \
+            and [getattr(a, "__name__", "") for a in held.action_runs] == ["tag_push_run"]
         #: Where the text state's scan stops at one of these, ``read_text`` is asked
         #: first: a block opener there, and the whole block after it, decided at once.
         self._whole_text: Callable[[Context, str, int], int] | None = None
@@ -462,7 +470,7 @@ class CompiledRunner:
         if whole is not None and whole.opener_starts:
             self._whole_text = whole.read_text
             self._whole_starts = whole.opener_starts
-        if whole is not None and (whole.entries or whole.json_run is not None):
+        if whole is not None and (whole.entries or whole.json_run is not None or whole.capture_run is not None):
             plans = dict(compiled.plans)
             for state in whole.entries:
                 if state in plans:
@@ -474,6 +482,11 @@ class CompiledRunner:
                 for state in JSON_RUN_STATES:
                     form, rule = plans[state]
                     plans[state] = (_whole_first(json_run.run, form), rule)
+            capture_run = whole.capture_run
+            if capture_run is not None and "in_capture" in plans:
+                # A capture's characters in one run (``callsieve.regions.capture``).
+                form, rule = plans["in_capture"]
+                plans["in_capture"] = (_whole_first(capture_run.run, form), rule)
             self._plans = plans
         # The scanner used last, and for which (state, scope) it was chosen (the scope
         # decides a state's matcher, ``ModelBase.matcher``).
@@ -607,8 +620,9 @@ class CompiledRunner:
             self._run(s, self.base, 0, False)
         self.base += n
 
-    def _run(self, s: str, base: int, i: int = 0, stopped: bool = False) -> None:
-        """Consume ``s[i:]``. ``stopped``: a scan already stopped at ``i``, so step it."""
+    def _run(self, s: str, base: int, i: int = 0, stopped: bool = False, asked: bool = False) -> None:
+        """Consume ``s[i:]``. ``stopped``: a scan already stopped at ``i``, so step it.
+        ``asked``: the state's run has just stopped at ``i`` (its bulk rule goes on)."""
         # (Only what most iterations read is a local: fed one character at a time, this
         # runs once per character, and each local costs as much as one use.)
         ctx = self.ctx
@@ -629,7 +643,9 @@ class CompiledRunner:
             else:
                 state = ctx.state
                 form, rule = plans[state]
-                if form is not None:
+                if asked:
+                    asked = False
+                elif form is not None:
                     # A state run first; where it stops, the bulk rule of the state it
                     # ended in (or a step) goes on: a run is not asked twice in a row.
                     ctx.pos = base + i
@@ -797,52 +813,149 @@ class CompiledRunner:
             self._step(EOF_TRIGGER, "")
 
     def feed_events(self, chunk: str) -> list[Event]:
-        """``Sieve.feed`` for an open sieve given a ``str``, where :meth:`prose_chunk`
-        was not asked or said None: :meth:`feed`, then the events decided (what the
-        sieve's drain does), in one call from the sieve (issue 27: token-sized chunks
-        paid for several), and, in the compiled build, native."""
+        """``Sieve.feed`` for an open sieve given a ``str``: :meth:`feed`, then the events
+        decided (what the sieve's drain does), in one call from the sieve (issue 27:
+        token-sized chunks paid for several), and, in the compiled build, native. The
+        common chunks of a token stream are read here without ``feed``: a chunk of
+        plain prose, one that grows or ends a held tag, one that continues the last
+        run, and one the state's run takes."""
         ctx = self.ctx
-        self.feed(chunk)
-        if ctx.text_buf or ctx.delta_buf or ctx.reason_raw or ctx.dropped:
+        n = len(chunk)
+        state = ctx.state
+        if state == "text" and n and ctx.block is None and not ctx.text_buf and not ctx.out and not ctx.dropped \
+                and not ctx.reason_raw:
+            # A chunk of prose that holds no character the text state stops at, with
+            # nothing pending, is one Text event: what ``feed`` and the drain would make
+            # of it, without their calls (the differential tests compare both).
+            held = self.word_held
+            s = held + chunk if held else chunk
+            m = self.text_quick(s)
+            k = -1
+            if m is None:
+                k = len(s)
+                self.word_held = ""
+            elif self.holds_words and isinstance(m, re.Match) and m.lastgroup is not None:
+                # an anchored word's beginning at the end, nothing before it: held
+                k = m.start()
+                self.word_held = s[k:]
+                if not k:
+                    return []
+                s = s[:k]
+            if k >= 0:
+                self.base += k
+                # ctx._saw(s), inlined but for its trim, which it does when due
+                ctx.recent.append(s)
+                ctx.recent_len += k
+                if ctx.recent_len > SAW_TRIM_AT:
+                    ctx.trim_recent()
+                return [Text(s, s)]
+        if not n or self.word_held:
+            self.feed(chunk)
+        elif state == "maybe_tag":
+            # A tag held from the last chunk (token-sized chunks cut most tags): the
+            # held loop's guard and action (``tag_viable_run``, ``tag_push_run``) inline.
+            m = ctx.tag_matcher
+            b = ctx.block
+            if m is not None and self._held_plain and (b is None or b.spilled or b.raw_len <= ctx.cfg.max_block_chars):
+                tag = ctx.tag
+                ctx.pos = self.base
+                if m.grows(tag, chunk):
+                    # The whole chunk still a prefix of a marker: it grows the tag and
+                    # decides nothing (nothing is pending between feeds: every call
+                    # flushes below).
+                    ctx.tag = tag + chunk
+                    ctx._tag_version += 1
+                    self.base += n
+                    return []
+                j = m.tag_end(tag, chunk, 0)[0]
+                if j == n:
+                    ctx.tag = tag + chunk
+                    ctx._tag_version += 1
+                    self.base += n
+                    return []
+                if j:
+                    ctx.tag = tag + chunk[:j]
+                    ctx._tag_version += 1
+                # The tag ends at chunk[j] (complete with it, or dead): what ``_run``'s
+                # loop does there, without its first round: the row its key fires
+                # (``fires``), or the step after the loop failed, then the runner
+                # protocol, then ``_run`` for the rest of the chunk.
+                ch = chunk[j]
+                base = self.base
+                ctx.pos = base + j
+                fires = self._held_fires
+                fire = fires.get(ctx.hit_key(ch)) if fires is not None else None
+                if fire is None:
+                    self._step(self.c.class_of.get(ch, OTHER), ch, True)
+                else:
+                    for a in fire[0]:
+                        a(ctx, ch)
+                    ctx.state = fire[1]
+                b = ctx.block
+                if ctx.redo or ctx.pushback or (b is not None and not b.spilled and b.raw_len > ctx.cfg.max_block_chars):
+                    j = ctx.settle(self._run, self._step, base, j)
+                else:
+                    j += 1
+                if j < n:
+                    self._run(chunk, base, j)
+                self.base = base + n
+            else:
+                self.feed(chunk)
+        elif state == self._sc_state and ctx.scope is self._sc_scope:
+            # ``feed``'s first path, inline (a chunk that continues the last run: most
+            # chunks of a value), one call fewer a feed
+            j = self._sc(chunk, 0)
+            if j:
+                i = self._sc_run(ctx, chunk, 0, j)
+                b = ctx.block
+                if b is not None and not b.spilled and b.raw_len > ctx.cfg.max_block_chars:
+                    ctx.pos = self.base + i
+                    self._step(OVERFLOW, "")
+                if i < n:
+                    self._run(chunk, self.base, i, True)
+            else:
+                self._run(chunk, self.base, 0, True)
+            self.base += n
+        else:
+            form = self._plans[state][0]
+            if form is None:
+                self.feed(chunk)
+            else:
+                # ``_run``'s first question, asked here: the state's run (a JSON
+                # string's chunk, ...), which mostly takes the whole chunk; then
+                # ``_run`` goes on from where it stopped as it would have.
+                ctx.pos = self.base
+                j = form(ctx, chunk, 0)
+                b = ctx.block
+                if j > 0 and b is not None and not b.spilled and b.raw_len > ctx.cfg.max_block_chars:
+                    ctx.pos = self.base + j
+                    self._step(OVERFLOW, "")
+                    if j < n:
+                        self._run(chunk, self.base, j)
+                elif j < n:
+                    if ctx.run_stopped:
+                        ctx.run_stopped = False
+                        self._run(chunk, self.base, j, True)
+                    else:
+                        self._run(chunk, self.base, j, False, ctx.state == state)
+                self.base += n
+        buf = ctx.delta_buf
+        if buf:
+            if ctx.text_buf or ctx.reason_raw or ctx.dropped:
+                ctx.flush()
+            else:
+                # (``flush`` when only an argument fragment is pending: a streamed value's chunk)
+                ctx.delta_buf = []
+                s = "".join(buf)
+                if s:
+                    ctx.out.append(ToolCallDelta(ctx.delta_index, s))
+        elif ctx.text_buf or ctx.reason_raw or ctx.dropped:
             ctx.flush()
         out = ctx.out
         if not out:
             return []
         ctx.out = []
         return out
-
-    def prose_chunk(self, chunk: str) -> list[Event] | None:
-        """``Sieve.feed``'s fast path: a chunk of prose that holds no character the text
-        state stops at, with nothing pending, is one Text event (what :meth:`feed` and
-        the sieve's drain would make of it, without their calls; the differential tests
-        compare both); None for any other chunk. (Here rather than in Sieve so that the
-        compiled build runs it native.)"""
-        ctx = self.ctx
-        if not (ctx.state == "text" and chunk and ctx.block is None
-                and not ctx.text_buf and not ctx.out and not ctx.dropped and not ctx.reason_raw):
-            return None
-        held = self.word_held
-        s = held + chunk if held else chunk
-        m = self.text_quick(s)
-        if m is None:
-            n = len(s)
-            self.word_held = ""
-        elif self.holds_words and isinstance(m, re.Match) and m.lastgroup is not None:
-            # an anchored word's beginning at the end, nothing before it: held
-            n = m.start()
-            self.word_held = s[n:]
-            if not n:
-                return []
-            s = s[:n]
-        else:
-            return None  # (``feed`` reads ``word_held`` first)
-        self.base += n
-        # ctx._saw(s), inlined but for its trim, which it does when due
-        ctx.recent.append(s)
-        ctx.recent_len += n
-        if ctx.recent_len > SAW_TRIM_AT:
-            ctx.trim_recent()
-        return [Text(s, s)]
 
 
 def _whole_first(read: Callable[[Context, str, int], int],

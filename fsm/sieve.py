@@ -246,15 +246,9 @@ class Sieve:
         return str(self._ctx.state)
 
     def feed(self, chunk: str) -> list[Event]:
-        # The compiled runner, open, given a str: a chunk of prose with nothing to stop at
-        # is one Text event (CompiledRunner.prose_chunk); any other, one call
-        # (CompiledRunner.feed_events).
+        # The compiled runner, open, given a str: one call (CompiledRunner.feed_events).
         fast = self._fast
         if fast is not None and type(chunk) is str:
-            if self._ctx.state == "text":
-                got = fast.prose_chunk(chunk)
-                if got is not None:
-                    return got
             try:
                 return fast.feed_events(chunk)
             except MalformedBlockError as e:

@@ -253,3 +253,94 @@ def test_json_bodies_read_in_runs_decide_what_the_steps_decide(data: st.DataObje
     pieces = [doc] if data.draw(st.booleans()) else data.draw(chunks(doc))
     three_ways(doc, pieces, dialects=["hermes"], tools=data.draw(st.sampled_from([None, TOOLS])),
                max_block_chars=data.draw(st.sampled_from([1 << 20, 30, 60])))
+
+
+# ------------------------------------------------------------- captures in runs
+#: Dialects whose calls hold a capture (a name, an id, a key as text between markers).
+CAPTURED = ["glm45", "kimi_k2", "deepseek_v31", "deepseek_v3", "mistral"]
+CAPTURE_EDITS = ["<", ">", "\n", " ", ".", ":", "-", "x" * 70, "é", "functions.", "<tool_call>", "</arg_key>",
+                 "<arg_key>", "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<｜tool▁sep｜>",
+                 "<｜tool▁call▁begin｜>", "[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "`", "{", "\\"]
+
+
+@given(st.data())
+def test_captures_read_in_runs_decide_what_the_steps_decide(data: st.DataObject) -> None:
+    """Names, ids and keys held as text between markers (Kimi ``functions.NAME:IDX``,
+    DeepSeek V3.1's name, GLM's keys, Mistral's name), plain or edited with characters
+    their pattern cannot take, openers and overlong text, cut anywhere: the capture's
+    run (``callsieve.regions.capture.CaptureRun``) against the steps."""
+    dialect = data.draw(st.sampled_from(CAPTURED))
+    render = callsieve.grammar.registry.REGISTRY[dialect].render
+    assert render is not None
+    doc = "Go.\n" + render(data.draw(st.lists(block_call(), min_size=1, max_size=2)), data.draw(st.integers(0, 40))) + "\nok"
+    for _ in range(data.draw(st.integers(0, 2))):
+        at = data.draw(st.integers(0, len(doc)))
+        doc = doc[:at] + data.draw(st.sampled_from(CAPTURE_EDITS)) + doc[at:]
+    pieces = [doc] if data.draw(st.booleans()) else data.draw(chunks(doc))
+    three_ways(doc, pieces, dialects=[dialect], tools=data.draw(st.sampled_from([None, TOOLS])),
+               strict=data.draw(st.booleans()), max_block_chars=data.draw(st.sampled_from([1 << 20, 30, 60])))
+
+
+@pytest.mark.parametrize("dialect", CAPTURED)
+def test_a_capture_streamed_in_pieces_is_read_in_runs(dialect: str) -> None:
+    """Fed a few characters at a time, a call's name (and id, and keys) is read by the
+    capture's run, not a step per character; the events are the steps'."""
+    from callsieve.regions.capture import CaptureRun
+
+    render = callsieve.grammar.registry.REGISTRY[dialect].render
+    assert render is not None
+    doc = "Go.\n" + render([("write_file", [("path", "src/a.py", False), ("content", "x = 1", False)])], 0) + "\nok"
+    pieces = [doc[i:i + 3] for i in range(0, len(doc), 3)]
+    took: list[int] = []
+    real = CaptureRun.run
+
+    def counting(self: CaptureRun, ctx: Any, s: str, i: int) -> int:
+        j = real(self, ctx, s, i)
+        took.append(j - i)
+        return j
+
+    with mock.patch.object(CaptureRun, "run", counting):
+        got = three_ways(doc, pieces, dialects=[dialect])
+    assert sum(took) >= len("write_file") - 2, took
+    assert [e.name for e in got if isinstance(e, callsieve.ToolCall)] == ["write_file"]
+
+
+# ------------------------------------------------------------ token-sized chunks
+@pytest.mark.parametrize("dialect", ["qwen3_coder", "glm45", "kimi_k2", "hermes"])
+@pytest.mark.parametrize("size", [1, 2, 3, 5])
+def test_chunks_that_only_grow_a_held_tag_skip_the_runner(dialect: str, size: int) -> None:
+    """Cut into token-sized pieces, most chunks inside markup only grow the tag held
+    (``CompiledRunner.feed_events``, ``Matcher.grows``): those decide nothing and never
+    reach the runner's general path (``CompiledRunner.feed``); every other chunk is
+    read as before, and the events are the reference runner's."""
+    from callsieve.compiler import CompiledRunner
+
+    render = callsieve.grammar.registry.REGISTRY[dialect].render
+    assert render is not None
+    call = render([("write_file", [("path", "src/a.py", False), ("content", "x = 1", False)])], 0)
+    doc = "Go.\n" + call + "\nand\n" + call + "\nok"
+    pieces = [doc[i:i + size] for i in range(0, len(doc), size)]
+    general: list[str] = []
+    real = CompiledRunner.feed
+
+    def counting(self: CompiledRunner, s: str) -> None:
+        general.append(s)
+        real(self, s)
+
+    with mock.patch.object(CompiledRunner, "feed", counting):
+        s = callsieve.Sieve(dialects=[dialect], id_prefix="call_")
+        ctx = s._ctx
+        got: list[callsieve.Event] = []
+        grew = 0
+        for p in pieces:
+            before, tag = ctx.state, ctx.tag
+            seen = len(general)
+            out = s.feed(p)
+            got += out
+            if before == "maybe_tag" and ctx.state == "maybe_tag" and ctx.tag == tag + p:
+                grew += 1
+                assert out == [] and len(general) == seen, (p, tag)
+        got += s.close()
+    assert grew >= 4 * 2 // size  # (the later tags of each call are cut by the pieces)
+    assert merged(got) == merged(run(pieces, dialects=[dialect], runner="reference"))
+    assert "".join(e.raw for e in got) == doc

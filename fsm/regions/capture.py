@@ -21,6 +21,8 @@ of reading on into it.
 
 from __future__ import annotations
 
+import re
+
 import regex
 
 from functools import lru_cache
@@ -172,6 +174,74 @@ def _readings(body: Capture, strict: bool) -> str:
 @lru_cache(maxsize=256)
 def _compiled(pattern: str) -> Any:
     return regex.compile(pattern)
+
+
+def _row_names(row: Any) -> tuple[tuple[tuple[str, bool], ...], tuple[str, ...], str]:
+    guards, actions, dest = row
+    return (tuple((str(getattr(g, "__name__", "")), bool(t)) for g, t in guards),
+            tuple(str(getattr(a, "__name__", "")) for a in actions), dest)
+
+
+class CaptureRun:
+    """``in_capture``'s characters read in one run (issue 27: a name, an id or a key
+    streamed in token-sized chunks was stepped a character at a time, each step asking
+    ``capture_fails`` once per abort row before ``capture_char`` fired).
+
+    On every class but those that stop it (a start character, ...) the state's rows
+    are rows guarded first by ``capture_fails`` (the capture dies there), then the
+    unguarded ``capture_char`` loop; :meth:`of` reads that from the compiled table
+    when it is built (a machine whose rows differ gets no run). The run takes
+    ``s[i:j]`` up to the first character of another class, one of the capture's end
+    characters, its ``max_chars`` or the block's limit, where the held text and all of
+    it is still a prefix of a match of the capture's pattern: each character on the
+    way is then one ``capture_fails`` would pass (a prefix of a prefix of a match is
+    one), so the steps would have fired ``capture_char`` for each. Anything else
+    (a spoilt capture, a character the pattern cannot take, a spilled block) is left to
+    the steps, where it stops."""
+
+    def __init__(self, stops: str) -> None:
+        self._stop: Any = re.compile("[" + re.escape(stops) + "]").search if stops else None
+
+    @staticmethod
+    def of(table: dict[str, dict[str, Any]], class_of: dict[str, str]) -> "CaptureRun | None":
+        rows_of = table.get("in_capture")
+        if rows_of is None:
+            return None
+        loop = ((), ("capture_char",), "in_capture")
+        looping: set[str] = set()
+        for trigger, rows in rows_of.items():
+            named = [_row_names(r) for r in rows]
+            if named and named[-1] == loop and all(g[:1] == (("capture_fails", True),) for g, _a, _d in named[:-1]):
+                looping.add(trigger)
+        if "other" not in looping:
+            return None
+        return CaptureRun("".join(sorted(c for c, k in class_of.items() if k not in looping)))
+
+    def run(self, ctx: CaptureModel, s: str, i: int) -> int:
+        """Read from ``s[i]`` in ``in_capture``; the index where the steps take over."""
+        b = ctx.block
+        body = getattr(ctx.capture_leaf, "body", None)
+        if b is None or b.spilled or ctx.capture_spoilt or ctx.redo or ctx.pushback or not isinstance(body, Capture):
+            return i
+        n = len(s)
+        m = self._stop(s, i) if self._stop is not None else None
+        j = m.start() if m is not None else n
+        room = min(body.max_chars - len(ctx.captured), ctx.cfg.max_block_chars - b.raw_len)
+        if j - i > room:
+            j = i + room
+        for c in body.end_chars:
+            k = s.find(c, i, j)
+            if k >= 0:
+                j = k
+        if j <= i:
+            return i
+        seg = s[i:j]
+        rx = ctx.capture_rx
+        if rx is not None and rx.fullmatch(ctx.captured + seg, partial=True) is None:
+            return i  # (a character the pattern cannot take: the steps find which)
+        ctx._hold(seg)
+        ctx.captured += seg
+        return j
 
 
 STATES = (StateDecl("in_capture", "text up to what the structure allows next (a name, an id)", in_block=True, owner="capture", sink="capture_sink"),)

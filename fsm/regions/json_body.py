@@ -357,6 +357,43 @@ class JsonBodyModel(CaptureModel):
         self._text_piece(seg)
         return j
 
+    def j_str_take(self, s: str, i: int, j: int) -> int:
+        """``j_str_run`` for :mod:`callsieve.regions.json_run`, which has bounded ``j`` by
+        the block's room and holds the block open and not spilled: the hold, the text
+        piece and a streamed fragment (``_text_piece``, ``_out``, ``_delta``) in one
+        call, a token-sized chunk of a string value being most of a JSON body's feeds
+        (issue 27)."""
+        b = self.block
+        assert b is not None
+        seg = s[i:j]
+        b.raw.append(seg)
+        b.raw_len += j - i
+        if self.jhigh:
+            self._flush_high()
+        if _CTRL.search(seg):
+            self._control()
+        role = self.jrole
+        if self.jin_key or role == NAME or role == ID or role == ARGSTR:
+            self.jstrs.append(seg)
+        elif role == EMIT or role == ARGS:
+            call = b.call
+            if call is not None:
+                piece: str = quote(seg)[1:-1]
+                if call.args_text is None:
+                    call.args_text = Pieces()
+                call.args_text.append(piece)
+                if self.jbad:
+                    pass
+                elif call.started and call.index is not None and piece and not b.malformed_reason:
+                    # ``_delta``, inline (the block is open and not spilled)
+                    if self.delta_index != call.index and self.delta_buf:
+                        self.flush()
+                    self.delta_index = call.index
+                    self.delta_buf.append(piece)
+                else:
+                    self._delta(call, piece)
+        return j
+
     def _control(self) -> None:
         """A raw control character in a JSON string (JSON requires it escaped). Strict:
         the body is malformed; else it is read as if escaped, with a Diagnostic."""

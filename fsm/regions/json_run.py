@@ -93,17 +93,25 @@ class JsonStructure:
             return i
         room = ctx.cfg.max_block_chars - b.raw_len  # characters the block may still take
         n = len(s)
+        if ctx.state == "j_string" and n - i <= room and _STRING_STOP.search(s, i) is None:
+            return ctx.j_str_take(s, i, n)  # (the whole rest is the string's: most chunks of one)
         k = i
         ws = self.ws_chars
+        # Whitespace, colons and commas are held together, once their stretch ends
+        # (before the next action, which may read the block's length: ``j_string_begin``).
+        held = i
         while k < n and room > 0 and not ctx.jbad:
             c = s[k]
             state = ctx.state
             if state == "j_string":
                 if c == '"':
                     dest = "j_colon" if ctx.jin_key else "j_next"  # (``j_in_key``, before the action)
+                    if held < k:
+                        ctx._hold(s[held:k])
                     ctx.j_string_end(c)
                     ctx.state = dest
                     k += 1
+                    held = k
                     room -= 1
                     continue
                 m = _STRING_STOP.search(s, k)
@@ -112,29 +120,38 @@ class JsonStructure:
                     break  # (a backslash: the steps)
                 if j - k > room:
                     j = k + room
-                j = ctx.j_str_run(s, k, j)
-                if j <= k:
+                if held < k:
+                    ctx._hold(s[held:k])
+                k2 = ctx.j_str_take(s, k, j)
+                held = k2
+                if k2 <= k:
                     break  # (nothing taken: the steps)
-                room -= j - k
-                k = j
+                room -= k2 - k
+                k = k2
                 continue
             if c in ws:
-                ctx.j_ws(c)
+                pass  # (``j_ws``: held with its stretch)
             elif c == ":" and state == "j_colon":
-                ctx.j_ws(c)
                 ctx.state = "j_value"
             elif c == "," and state == "j_next" and ctx.jframes and ctx.jframes[-1].kind == "{":
-                ctx.j_ws(c)
                 ctx.j_after_comma(c)
                 ctx.state = "j_key"
             elif c == '"' and (state == "j_key" or state == "j_key_first"):
+                if held < k:
+                    ctx._hold(s[held:k])
                 ctx.j_key_begin(c)
+                held = k + 1
                 ctx.state = "j_string"
             elif c == '"' and state == "j_value":
+                if held < k:
+                    ctx._hold(s[held:k])
                 ctx.j_string_begin(c)
+                held = k + 1
                 ctx.state = "j_string"
             else:
                 break
             k += 1
             room -= 1
+        if held < k:
+            ctx._hold(s[held:k])
         return k

@@ -224,13 +224,14 @@ class ValueModel(BlockModel):
             return
         if s:
             p.at_line_start = s[-1] == "\n"
-        if p.raw_from != -1:
+        raw_from = p.raw_from
+        if raw_from != -1:
             # Every piece of a value is held just before it is read here, so a derived
             # value's pieces end the block's raw text, each right after the one before.
             at = b.raw_len - len(s)
-            if p.raw_from == DERIVE_PENDING:
-                p.raw_from = at
-            if cdata or p.raw_from + p.raw_fed != at:
+            if raw_from == DERIVE_PENDING:
+                p.raw_from = raw_from = at
+            if cdata or raw_from + p.raw_fed != at:
                 self.keep_decoded(p)
             else:
                 p.raw_fed += len(s)

@@ -42,6 +42,7 @@ from callsieve.grammar.states import OTHER
 from callsieve.matcher import COMPLETE, Matcher
 from callsieve.regions import dumps, quote
 from callsieve.regions.block import Call
+from callsieve.regions.capture import CaptureRun
 from callsieve.regions.engine import EngineModel
 from callsieve.regions.json_body import CALL, MAX_DEPTH, SKIP
 from callsieve.regions.json_run import JsonStructure
@@ -137,6 +138,8 @@ class WholeBlocks:
         #: The run of the JSON body's structure (``callsieve.regions.json_run``), where
         #: the machine's rows are the ones it stands in for (built here: once per machine).
         self.json_run: JsonStructure | None = JsonStructure.of(table, class_of, bulk) if table is not None else None
+        #: The run of a capture's characters (``callsieve.regions.capture``), likewise.
+        self.capture_run: CaptureRun | None = CaptureRun.of(table, class_of) if table is not None else None
         self._tag_rows: dict[str, Any] = steps_rest.get("maybe_tag", {})
         self._class_of = class_of
         matchers: dict[str, Matcher] = machine.matchers
