@@ -1357,9 +1357,60 @@ def build_machine(decl: Declaration, model: Any, initial: str | None = None, gra
         from transitions.extensions import GraphMachine
 
         return GraphMachine(graph_engine="graphviz", show_conditions=True, **kwargs)
-    from transitions import Machine as TMachine
+    return _reference_machine(**kwargs)
 
-    return TMachine(**kwargs)
+
+def _reference_classes() -> type:
+    """``transitions.Machine`` as the reference runner runs it: the same events, rows in
+    the same order, guards and actions resolved on the model by name, but a row's
+    ``execute`` and a guard's ``check`` without the library's logging and generic
+    resolution. Why: the reference runner tries some twenty rows per character (every
+    ``hit:`` row of a tag's end), and each try made four ``logging`` calls and resolved
+    its guard's name through ``resolve_callable``: two thirds of the test suite's time
+    went to the differential tests' reference side, half of that to this overhead. What
+    a row does is ``Transition.execute``'s, step for step (prepare, conditions in order,
+    before, the state change, after); tracing still wraps each row's ``execute``."""
+    import itertools
+
+    from transitions import Machine as TMachine
+    from transitions.core import Condition, Transition as TTransition
+
+    class ReferenceCondition(Condition):  # type: ignore[misc]
+        def check(self, event_data: Any) -> bool:
+            func = self.func
+            predicate = getattr(event_data.model, func) if isinstance(func, str) else func
+            return bool(predicate(*event_data.args, **event_data.kwargs) == self.target)
+
+    class ReferenceTransition(TTransition):  # type: ignore[misc]
+        condition_cls = ReferenceCondition
+
+        def execute(self, event_data: Any) -> bool:
+            machine = event_data.machine
+            if self.prepare:
+                machine.callbacks(self.prepare, event_data)
+            for cond in self.conditions:
+                if not cond.check(event_data):
+                    return False
+            machine.callbacks(itertools.chain(machine.before_state_change, self.before), event_data)
+            if self.dest:
+                self._change_state(event_data)
+            machine.callbacks(itertools.chain(self.after, machine.after_state_change), event_data)
+            return True
+
+    class ReferenceMachine(TMachine):  # type: ignore[misc]
+        transition_cls = ReferenceTransition
+
+    return ReferenceMachine
+
+
+_ReferenceMachine: Any = None
+
+
+def _reference_machine(**kwargs: Any) -> Any:
+    global _ReferenceMachine
+    if _ReferenceMachine is None:
+        _ReferenceMachine = _reference_classes()
+    return _ReferenceMachine(**kwargs)
 
 
 _ = (JsonValue, START, Triggers, ModelBase)
