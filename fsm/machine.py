@@ -1338,11 +1338,15 @@ def declare(dialects: tuple[Dialect, ...], think: bool = True, calls_in_reasonin
     return compose(dialects, think, calls_in_reasoning, strict, bare).decl
 
 
-def build_machine(decl: Declaration, model: Any, initial: str | None = None, graph: bool = False) -> Any:
+def build_machine(decl: Declaration, model: Any, initial: str | None = None, graph: bool = False,
+                  library_classes: bool = False) -> Any:
     """A ``transitions`` machine over ``model`` from the declaration.
 
     ``graph=True`` builds a ``GraphMachine`` (graphviz engine) for diagrams; build it
     from a fresh model, since a live machine highlights its current state.
+    ``library_classes=True`` builds it from ``transitions``' own ``Machine``, events and
+    rows, as the library runs them, without the reference runner's dispatch of hit rows
+    (the test that holds that dispatch to the library's takes it).
     """
     kwargs: dict[str, Any] = dict(
         model=model,
@@ -1357,6 +1361,10 @@ def build_machine(decl: Declaration, model: Any, initial: str | None = None, gra
         from transitions.extensions import GraphMachine
 
         return GraphMachine(graph_engine="graphviz", show_conditions=True, **kwargs)
+    if library_classes:
+        from transitions import Machine as TMachine
+
+        return TMachine(**kwargs)
     return _reference_machine(**kwargs)
 
 
