@@ -107,7 +107,7 @@ def test_readme_lists_no_code_the_engine_does_not_emit() -> None:
 def test_readme_test_command_installs_the_test_extra_and_every_adapter() -> None:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     command = text.split("<!-- test-command", 1)[1].split("```sh\n", 1)[1].split("\n", 1)[0]
-    extras = re.search(r"pip install -e '\.\[([a-z,]+)\]'", command)
+    extras = re.search(r"pip install (?:--[a-z-]+ )*-e '\.\[([a-z,]+)\]'", command)
     assert extras is not None, command
     assert set(extras.group(1).split(",")) == {"test", "diagrams", "openai", "litellm", "langchain"}
     assert "mypy" not in command
