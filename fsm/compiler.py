@@ -944,11 +944,15 @@ class CompiledRunner:
             if ctx.text_buf or ctx.reason_raw or ctx.dropped:
                 ctx.flush()
             else:
-                # (``flush`` when only an argument fragment is pending: a streamed value's chunk)
+                # (``flush`` when only an argument fragment is pending: a streamed value's
+                # chunk, mostly one piece, and mostly the feed's only event)
                 ctx.delta_buf = []
-                s = "".join(buf)
+                s = buf[0] if len(buf) == 1 else "".join(buf)
                 if s:
-                    ctx.out.append(ToolCallDelta(ctx.delta_index, s))
+                    out = ctx.out
+                    if not out:
+                        return [ToolCallDelta(ctx.delta_index, s)]
+                    out.append(ToolCallDelta(ctx.delta_index, s))
         elif ctx.text_buf or ctx.reason_raw or ctx.dropped:
             ctx.flush()
         out = ctx.out

@@ -30,6 +30,8 @@ from callsieve.regions.engine import EngineModel
 #: The states it reads in.
 STATES = ("j_key_first", "j_key", "j_colon", "j_value", "j_next", "j_string")
 _STRING_STOP = re.compile(r'["\\]')
+#: What may follow a backslash for an escape of one character (``\\u`` is the steps').
+_SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
 
 
 def _row_names(row: Any) -> tuple[tuple[tuple[str, bool], ...], tuple[str, ...], str]:
@@ -75,7 +77,17 @@ class JsonStructure:
             ("j_key", "quote", [((), ("j_key_begin",), "j_string")]),
             ("j_value", "quote", [((), ("j_string_begin",), "j_string")]),
             ("j_string", "quote", [((("j_in_key", True),), ("j_string_end",), "j_colon"), ((), ("j_string_end",), "j_next")]),
+            # A simple escape (backslash, then one of ``"\\/bfnrt``): the backslash held,
+            # then the escaped character read, back in the string.
+            ("j_string", "bslash", [((), ("j_hold_escape",), "j_escape")]),
+            ("j_escape", "quote", [((), ("j_escape",), "j_string")]),
+            ("j_escape", "bslash", [((), ("j_escape",), "j_string")]),
+            ("j_escape", "other", [((("j_is_u", True),), ("j_unicode_begin",), "j_unicode"),
+                                   ((("j_escape_char", True),), ("j_escape",), "j_string")]),
         ]
+        if "j_escape" not in table or class_of.get("\\") != "bslash" \
+                or any(class_of.get(c) is not None for c in _SIMPLE_ESCAPES if c not in '"\\'):
+            return None
         for state, trigger, rows in want:
             if _first_rows(table[state].get(trigger), len(rows)) != rows:
                 return None
@@ -114,10 +126,23 @@ class JsonStructure:
                     held = k
                     room -= 1
                     continue
+                if c == "\\":
+                    # A simple escape whose character is in the chunk: the two rows
+                    # (``j_hold_escape``, then ``j_escape``) in turn, without stepping
+                    # through ``j_escape``; a ``\\u`` escape, or one cut by the chunk's
+                    # end, is the steps'.
+                    if k + 1 >= n or room < 2 or s[k + 1] not in _SIMPLE_ESCAPES:
+                        break
+                    if held < k:
+                        ctx._hold(s[held:k])
+                    ctx.j_hold_escape(c)
+                    ctx.j_escape(s[k + 1])
+                    k += 2
+                    held = k
+                    room -= 2
+                    continue
                 m = _STRING_STOP.search(s, k)
                 j = m.start() if m is not None else n
-                if j == k:
-                    break  # (a backslash: the steps)
                 if j - k > room:
                     j = k + room
                 if held < k:

@@ -304,7 +304,24 @@ class ValueModel(BlockModel):
             self._spill(seg)
             return j
         b.raw.append(seg)
-        b.raw_len += j - i
+        k = j - i
+        b.raw_len += k
+        p = b.param
+        if p is not None and p.raw_from >= 0 and p.raw_from + p.raw_fed == b.raw_len - k and k and not p.undecided:
+            # ``_value``'s common case, inline (a token-sized chunk of a streamed raw
+            # value that is still one span of the block's raw text; issue 27): the span
+            # grows, the decoder reads the piece, the fragment is streamed.
+            p.at_line_start = seg[-1] == "\n"
+            p.raw_fed += k
+            out = p.decoder.feed(seg)
+            if out:
+                call = b.call
+                if p.streaming and call is not None and call.index is not None and not b.malformed_reason:
+                    if self.delta_index != call.index and self.delta_buf:
+                        self.flush()
+                    self.delta_index = call.index
+                    self.delta_buf.append(quote(out)[1:-1])
+            return j
         self._value(seg)
         return j
 
