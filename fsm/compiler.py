@@ -494,7 +494,18 @@ class CompiledRunner:
         self._sc_scope = ""
         self._sc: Scanner = _scan_nothing
         self._sc_run: Callable[[Context, str, int, int], int] = _run_nothing
+        #: The lane of the last run (``_LANES``): 0 none, else which of the model's
+        #: chunk readers takes a whole chunk of it (a streamed value's, a JSON string's).
+        self._sc_lane = 0
         self._sc_cache: dict[tuple[str, str], Scanner] = {}
+        #: The states whose run is a JSON string's (read by ``j_str_chunk`` when a chunk
+        #: of one comes where the last run was another state's).
+        #: (Only where the JSON body's structure is read in runs: its rows are the ones
+        #: ``callsieve.regions.json_run`` checked.)
+        self._str_states = frozenset(
+            state for state, rule in compiled.bulk.items()
+            if _LANES.get(getattr(rule.run, "__name__", "")) == _LANE_JSON_STRING
+        ) if whole is not None and whole.json_run is not None else frozenset()
         #: ``search`` for any character that stops the prose run (a start character of
         #: the text state's markers, a fence or span character), when the text state's
         #: run action is the plain one: a chunk it finds nothing in is one run of
@@ -549,6 +560,7 @@ class CompiledRunner:
         if sc is None:
             sc = self._sc_cache[key] = self.c.scanner(state, ctx.matcher(state) if rule.marker_aware else None)
         self._sc_state, self._sc_scope, self._sc, self._sc_run = state, ctx.scope, sc, rule.run
+        self._sc_lane = _LANES.get(getattr(rule.run, "__name__", ""), 0)
         return sc
 
     # -- stepping
@@ -905,6 +917,17 @@ class CompiledRunner:
             # ``feed``'s first path, inline (a chunk that continues the last run: most
             # chunks of a value), one call fewer a feed
             j = self._sc(chunk, 0)
+            lane = self._sc_lane
+            if j == n and lane and not ctx.delta_buf and not ctx.out and not ctx.text_buf and not ctx.reason_raw \
+                    and not ctx.dropped:
+                # The whole chunk is the run's, and nothing is pending: a streamed
+                # value's or a JSON string's chunk is read by the model's chunk reader
+                # (its one fragment, the feed's one event), or, where it is not that
+                # plain, by the run below (issue 27).
+                piece = ctx.value_chunk(chunk) if lane == _LANE_VALUE else ctx.j_str_chunk(chunk)
+                if piece is not None:
+                    self.base += n
+                    return [ToolCallDelta(ctx.delta_index, piece)] if piece else []
             if j:
                 i = self._sc_run(ctx, chunk, 0, j)
                 b = ctx.block
@@ -917,6 +940,13 @@ class CompiledRunner:
                 self._run(chunk, self.base, 0, True)
             self.base += n
         else:
+            if state in self._str_states and not ctx.delta_buf and not ctx.out and not ctx.text_buf \
+                    and not ctx.reason_raw and not ctx.dropped:
+                # A JSON string's chunk (its own run, ``j_str_chunk``), as above.
+                piece = ctx.j_str_chunk(chunk)
+                if piece is not None:
+                    self.base += n
+                    return [ToolCallDelta(ctx.delta_index, piece)] if piece else []
             form = self._plans[state][0]
             if form is None:
                 self.feed(chunk)
@@ -960,6 +990,14 @@ class CompiledRunner:
             return []
         ctx.out = []
         return out
+
+
+#: The run actions whose whole chunks a model method reads in one call, with nothing
+#: pending (``CompiledRunner.feed_events``): a streamed raw value's
+#: (``ValueModel.value_chunk``) and a JSON string's (``JsonBodyExtras.j_str_chunk``).
+_LANE_VALUE = 1
+_LANE_JSON_STRING = 2
+_LANES: dict[str, int] = {"value_run": _LANE_VALUE, "j_str_run": _LANE_JSON_STRING}
 
 
 def _whole_first(read: Callable[[Context, str, int], int],

@@ -325,6 +325,34 @@ class ValueModel(BlockModel):
         self._value(seg)
         return j
 
+    def value_chunk(self, s: str) -> str | None:
+        """A whole chunk of a streamed raw value that holds no character its state's scan
+        stops at (no marker's start), with no event or fragment pending: ``value_run``
+        over all of it, the fragment it streams returned ("" for none) rather than
+        buffered, for the runner to make the feed's one event (issue 27: token-sized
+        chunks of a value are most of a call's feeds). None, with nothing changed, where
+        it is not that plain (a value kept decoded, not streamed, still undecided, its
+        block spilled, malformed or at its limit): the runner's general path reads it."""
+        b = self.block
+        if b is None or b.spilled or b.malformed_reason:
+            return None
+        p = b.param
+        if p is None or p.raw_from < 0 or not p.streaming or p.undecided:
+            return None
+        k = len(s)
+        raw_len = b.raw_len
+        call = b.call
+        if raw_len + k > self.cfg.max_block_chars or p.raw_from + p.raw_fed != raw_len or call is None \
+                or call.index is None:
+            return None
+        b.raw.append(s)
+        b.raw_len = raw_len + k
+        p.at_line_start = s[-1] == "\n"
+        p.raw_fed += k
+        out = p.decoder.feed(s)
+        self.delta_index = call.index
+        return quote(out)[1:-1] if out else ""
+
     # after_close: a value close waiting for what follows it
     def hold_close(self, ch: str) -> None:
         b = self.block
