@@ -42,7 +42,7 @@ from callsieve.grammar.api import MAX_TAG_CHARS
 from callsieve.grammar.states import EOF_TRIGGER, OTHER, OVERFLOW
 from callsieve.declare import Named, declared_rows
 from callsieve.machine import Machine
-from callsieve.matcher import Matcher
+from callsieve.matcher import VIABLE, Matcher
 from callsieve.regions import SAW_TRIM_AT
 from callsieve.regions.engine import EngineModel as Context
 from callsieve.regions.json_run import STATES as JSON_RUN_STATES
@@ -870,15 +870,20 @@ class CompiledRunner:
             b = ctx.block
             if m is not None and self._held_plain and (b is None or b.spilled or b.raw_len <= ctx.cfg.max_block_chars):
                 tag = ctx.tag
+                grown = tag + chunk
+                # ``Matcher.grows``, inline (most chunks of a token stream in markup)
+                got = m._memo.get(grown)
+                if got is not None and got[0] == VIABLE:
+                    ends = m._search_ends
+                    if ends is not None and ends(chunk) is None:
+                        # The whole chunk still a prefix of a marker: it grows the tag
+                        # and decides nothing (nothing is pending between feeds: every
+                        # call flushes below).
+                        ctx.tag = grown
+                        ctx._tag_version += 1
+                        self.base += n
+                        return []
                 ctx.pos = self.base
-                if m.grows(tag, chunk):
-                    # The whole chunk still a prefix of a marker: it grows the tag and
-                    # decides nothing (nothing is pending between feeds: every call
-                    # flushes below).
-                    ctx.tag = tag + chunk
-                    ctx._tag_version += 1
-                    self.base += n
-                    return []
                 j = m.tag_end(tag, chunk, 0)[0]
                 if j == n:
                     ctx.tag = tag + chunk
