@@ -374,7 +374,8 @@ class ValueModel(BlockModel):
                 p.decoded = Pieces()
             p.decoded.append(out)
         self.delta_index = call.index
-        return quote(out)[1:-1]
+        piece: str = quote(out)[1:-1]
+        return piece
 
     # after_close: a value close waiting for what follows it
     def hold_close(self, ch: str) -> None:
