@@ -124,3 +124,37 @@ def test_runners_agree_on_many_calls_cut_at_random(data: st.DataObject) -> None:
     compiled = _fed(doc, data.draw(chunks(doc)), **kw)
     reference = _fed(doc, data.draw(chunks(doc)), runner="reference", **kw)
     assert merged(compiled) == merged(reference)
+
+
+# ------------------------------------------------------- the sieve's feed is the runner's
+class _Str(str):
+    pass
+
+
+def test_a_feed_bound_while_open_raises_after_close_and_failure() -> None:
+    """An open sieve's ``feed`` is the compiled runner's (one call per chunk); a
+    reference to it taken while the sieve was open still refuses once it closed, and
+    what is not a ``str`` is refused without closing the sieve (both runners)."""
+    doc = "hi <tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call> bye"
+    for runner in ("compiled", "reference"):
+        s = callsieve.Sieve(["hermes"], runner=runner, id_prefix="c")
+        feed = s.feed
+        with pytest.raises(TypeError, match="feed\\(\\) takes str, not bytes"):
+            feed(b"x")  # type: ignore[arg-type]
+        got = feed(doc[:9]) + feed(_Str(doc[9:20])) + s.feed(doc[20:])
+        got += s.close()
+        assert merged(got) == merged(run([doc], dialects=["hermes"], id_prefix="c"))
+        for f in (feed, s.feed):
+            with pytest.raises(callsieve.FeedAfterCloseError):
+                f("more")
+    bad = "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": }}\n</tool_call>"
+    for runner in ("compiled", "reference"):
+        s = callsieve.Sieve(["hermes"], runner=runner, on_malformed="raise")
+        feed = s.feed
+        with pytest.raises(callsieve.MalformedBlockError) as raised:
+            for c in cut("before " + bad + " after", 3):
+                feed(c)
+        assert raised.value.events and raised.value.events[-1] is raised.value.diagnostic
+        for f in (feed, s.feed):
+            with pytest.raises(callsieve.FeedAfterCloseError):
+                f("more")
