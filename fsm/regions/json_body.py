@@ -402,11 +402,13 @@ class JsonBodyModel(CaptureModel):
         with nothing changed, where it is not that plain (a control character, a high
         surrogate pending, the body found not JSON, a block spilled, malformed or at
         its limit, a call not started): the runner's general path reads it."""
+        if '"' in s or "\\" in s:
+            return None  # (the string ends or escapes here: most chunks that fail, asked first)
         b = self.block
         if b is None or b.spilled or b.malformed_reason or self.redo or self.pushback or self.jbad or self.jhigh:
             return None
         k = len(s)
-        if b.raw_len + k > self.cfg.max_block_chars or '"' in s or "\\" in s or _CTRL.search(s):
+        if b.raw_len + k > self.cfg.max_block_chars or _CTRL.search(s):
             return None
         role = self.jrole
         if self.jin_key or role == NAME or role == ID or role == ARGSTR:
