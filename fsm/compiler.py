@@ -890,7 +890,10 @@ class CompiledRunner:
                 if m is not None and self._held_plain and (b is None or b.spilled or b.raw_len <= ctx.cfg.max_block_chars):
                     tag = ctx.tag
                     grown = tag + chunk
-                    # ``Matcher.grows``, inline (most chunks of a token stream in markup)
+                    # Whether ``tag + chunk`` is, as the matcher's memo already knows, a
+                    # prefix of a marker, and the chunk holds no end character (so no
+                    # prefix of it is complete): ``tag_end`` would say (n, VIABLE). Most
+                    # chunks of a token stream in markup: one lookup and one search.
                     got = m._memo.get(grown)
                     if got is not None and got[0] == VIABLE:
                         ends = m._search_ends
