@@ -238,10 +238,12 @@ class Sieve:
             # While open, this sieve's ``feed`` is the runner's (issue 27: one call per
             # chunk, not two): it hands what is not a ``str`` back to :meth:`feed` and
             # tells :meth:`_failed` what raised in it; closing or failing drops it, and
-            # :meth:`feed` (which raises FeedAfterCloseError) answers again.
+            # :meth:`feed` (which raises FeedAfterCloseError) answers again. (Not where a
+            # subclass has a ``feed`` of its own.)
             self._fast.not_str = self._feed_not_str
             self._fast.failed = self._failed
-            self.feed = self._fast.feed_events  # type: ignore[method-assign]
+            if type(self).feed is Sieve.feed:
+                self.feed = self._fast.feed_events  # type: ignore[method-assign]
 
     @property
     def runner(self) -> CompiledRunner | ReferenceRunner:

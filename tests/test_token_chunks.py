@@ -158,3 +158,18 @@ def test_a_feed_bound_while_open_raises_after_close_and_failure() -> None:
         for f in (feed, s.feed):
             with pytest.raises(callsieve.FeedAfterCloseError):
                 f("more")
+
+
+def test_a_subclass_feed_is_still_called() -> None:
+    """The runner's ``feed_events`` stands in for ``Sieve.feed`` only: a subclass that
+    has a ``feed`` of its own is called through it."""
+    seen: list[str] = []
+
+    class Logged(callsieve.Sieve):
+        def feed(self, chunk: str) -> list[callsieve.Event]:
+            seen.append(chunk)
+            return super().feed(chunk)
+
+    s = Logged(["hermes"])
+    assert merged(s.feed("a ") + s.feed("b") + s.close()) == [callsieve.Text("a b", "a b")]
+    assert seen == ["a ", "b"]
