@@ -173,3 +173,23 @@ def test_a_subclass_feed_is_still_called() -> None:
     s = Logged(["hermes"])
     assert merged(s.feed("a ") + s.feed("b") + s.close()) == [callsieve.Text("a b", "a b")]
     assert seen == ["a ", "b"]
+
+
+@pytest.mark.parametrize("dialect", ["hermes", "mistral", "kimi_k2", "deepseek_v3"])
+def test_strict_a_raw_control_character_in_a_json_string_streams_what_precedes_it(dialect: str) -> None:
+    """Strict, a raw control character makes a JSON body malformed where it stands: the
+    string's text before it is streamed as the steps stream it, whether the run reads it
+    (found by the whole-block property: the compiled runner's string run withheld the
+    whole piece the character was in, the reference runner streamed its head)."""
+    render = REGISTRY[dialect].render
+    assert render is not None
+    good = str(render([("f", [("s", "ok", False)])], 0))
+    call = str(render([("write", [("a", "1", True), ("k", "head<x>", False)])], 0))
+    bad = call.replace("head<x>", "head<x>\ntail")
+    doc = "a\n" + good + "\n" + bad + "\nb\n" + good
+    kw: dict[str, Any] = {"dialects": [dialect], "strict": True}
+    reference = merged(_fed(doc, [doc], runner="reference", **kw))
+    streamed = "".join(e.arguments for e in reference if isinstance(e, callsieve.ToolCallDelta))
+    assert '"k": "head<x>' in streamed  # (the head streams before the body is found bad)
+    for pieces in [[doc]] + _cuts(doc):
+        assert merged(_fed(doc, pieces, **kw)) == reference

@@ -350,6 +350,17 @@ class JsonBodyModel(CaptureModel):
     def j_str_run(self, s: str, i: int, j: int) -> int:
         j = min(j, i + self.run_budget())
         seg = s[i:j]
+        if self.cfg.strict:
+            ctrl = _CTRL.search(seg)
+            if ctrl is not None:
+                # Strict: a raw control character makes the body malformed where it
+                # stands; what comes before it streams as the steps stream it, and the
+                # character itself is the steps' (after it, the body's bad rows).
+                k = ctrl.start()
+                if not k:
+                    return i
+                j = i + k
+                seg = seg[:k]
         self._hold(seg)
         self._flush_high()
         if _CTRL.search(seg):
@@ -366,6 +377,15 @@ class JsonBodyModel(CaptureModel):
         b = self.block
         assert b is not None
         seg = s[i:j]
+        if self.cfg.strict:
+            ctrl = _CTRL.search(seg)
+            if ctrl is not None:
+                # (as in ``j_str_run``: up to a raw control character, which is the steps')
+                k = ctrl.start()
+                if not k:
+                    return i
+                j = i + k
+                seg = seg[:k]
         b.raw.append(seg)
         b.raw_len += j - i
         if self.jhigh:
