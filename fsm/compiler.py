@@ -42,7 +42,7 @@ from callsieve.grammar.api import MAX_TAG_CHARS
 from callsieve.grammar.states import EOF_TRIGGER, OTHER, OVERFLOW
 from callsieve.declare import Named, declared_rows
 from callsieve.machine import Machine
-from callsieve.matcher import Matcher
+from callsieve.matcher import VIABLE, Matcher
 from callsieve.regions import SAW_TRIM_AT
 from callsieve.regions.engine import EngineModel as Context
 from callsieve.regions.json_run import STATES as JSON_RUN_STATES
@@ -445,6 +445,14 @@ class CompiledRunner:
     def __init__(self, compiled: CompiledMachine, ctx: Context, whole: WholeBlocks | None = None) -> None:
         self.c = compiled
         self.ctx = ctx
+        #: What :meth:`feed_events` hands a chunk that is not a ``str`` to, and shows
+        #: what raised in it to before it propagates (the sieve sets both).
+        self.not_str: Callable[[object], list[Event]] = _not_str
+        self.failed: Callable[[BaseException], None] = _failed_nothing
+        #: Set by the sieve when it closes or fails: :meth:`feed_events` hands every
+        #: chunk to ``not_str`` from then on (a ``feed`` bound while it was open raises
+        #: as the sieve's own does).
+        self.shut = False
         ctx.state = compiled.initial
         self.base = 0
         #: What the runner tries first in each state (``CompiledMachine.plans``), with the
@@ -494,7 +502,18 @@ class CompiledRunner:
         self._sc_scope = ""
         self._sc: Scanner = _scan_nothing
         self._sc_run: Callable[[Context, str, int, int], int] = _run_nothing
+        #: The lane of the last run (``_LANES``): 0 none, else which of the model's
+        #: chunk readers takes a whole chunk of it (a streamed value's, a JSON string's).
+        self._sc_lane = 0
         self._sc_cache: dict[tuple[str, str], Scanner] = {}
+        #: The states whose run is a JSON string's (read by ``j_str_chunk`` when a chunk
+        #: of one comes where the last run was another state's).
+        #: (Only where the JSON body's structure is read in runs: its rows are the ones
+        #: ``callsieve.regions.json_run`` checked.)
+        self._str_states = frozenset(
+            state for state, rule in compiled.bulk.items()
+            if _LANES.get(getattr(rule.run, "__name__", "")) == _LANE_JSON_STRING
+        ) if whole is not None and whole.json_run is not None else frozenset()
         #: ``search`` for any character that stops the prose run (a start character of
         #: the text state's markers, a fence or span character), when the text state's
         #: run action is the plain one: a chunk it finds nothing in is one run of
@@ -537,6 +556,14 @@ class CompiledRunner:
                         return m
                     return None if scan(s, 0) == len(s) else s
                 self.text_quick = quick_words
+        #: What ``_run`` reads on every call, in one tuple (one load and an unpack
+        #: rather than a load each: after a tag ends in a token-sized chunk, ``_run``
+        #: reads the few characters left, so its setup is a good part of its cost).
+        self._run_locals: tuple[Context, CompiledMachine,
+                                dict[str, tuple[Callable[[Context, str, int], int] | None, BulkRule | None]],
+                                Callable[[Context, str, int], int] | None, str,
+                                dict[str, GuardedLoop], dict[str, str]] = (
+            ctx, compiled, self._plans, self._whole_text, self._whole_starts, compiled.first_loops, compiled.class_of)
 
     # -- scanning
     def _scanner(self, state: str, rule: BulkRule) -> Scanner:
@@ -549,6 +576,7 @@ class CompiledRunner:
         if sc is None:
             sc = self._sc_cache[key] = self.c.scanner(state, ctx.matcher(state) if rule.marker_aware else None)
         self._sc_state, self._sc_scope, self._sc, self._sc_run = state, ctx.scope, sc, rule.run
+        self._sc_lane = _LANES.get(getattr(rule.run, "__name__", ""), 0)
         return sc
 
     # -- stepping
@@ -625,13 +653,7 @@ class CompiledRunner:
         ``asked``: the state's run has just stopped at ``i`` (its bulk rule goes on)."""
         # (Only what most iterations read is a local: fed one character at a time, this
         # runs once per character, and each local costs as much as one use.)
-        ctx = self.ctx
-        c = self.c
-        plans = self._plans
-        whole_text = self._whole_text
-        whole_starts = self._whole_starts
-        first_loops = c.first_loops
-        class_of = c.class_of
+        ctx, c, plans, whole_text, whole_starts, first_loops, class_of = self._run_locals
         step = self._step
         # (``ctx.over_limit()``, read inline on the hot path: a block not spilled that
         # holds more than the limit)
@@ -812,150 +834,209 @@ class CompiledRunner:
             ctx.pos = self.base
             self._step(EOF_TRIGGER, "")
 
-    def feed_events(self, chunk: str) -> list[Event]:
+    def feed_events(self, chunk: object) -> list[Event]:
         """``Sieve.feed`` for an open sieve given a ``str``: :meth:`feed`, then the events
         decided (what the sieve's drain does), in one call from the sieve (issue 27:
         token-sized chunks paid for several), and, in the compiled build, native. The
         common chunks of a token stream are read here without ``feed``: a chunk of
         plain prose, one that grows or ends a held tag, one that continues the last
-        run, and one the state's run takes."""
-        ctx = self.ctx
-        n = len(chunk)
-        state = ctx.state
-        if state == "text" and n and ctx.block is None and not ctx.text_buf and not ctx.out and not ctx.dropped \
-                and not ctx.reason_raw:
-            # A chunk of prose that holds no character the text state stops at, with
-            # nothing pending, is one Text event: what ``feed`` and the drain would make
-            # of it, without their calls (the differential tests compare both).
-            held = self.word_held
-            s = held + chunk if held else chunk
-            m = self.text_quick(s)
-            k = -1
-            if m is None:
-                k = len(s)
-                self.word_held = ""
-            elif self.holds_words and isinstance(m, re.Match) and m.lastgroup is not None:
-                # an anchored word's beginning at the end, nothing before it: held
-                k = m.start()
-                self.word_held = s[k:]
-                if not k:
-                    return []
-                s = s[:k]
-            if k >= 0:
-                self.base += k
-                # ctx._saw(s), inlined but for its trim, which it does when due
-                ctx.recent.append(s)
-                ctx.recent_len += k
-                if ctx.recent_len > SAW_TRIM_AT:
-                    ctx.trim_recent()
-                return [Text(s, s)]
-        if not n or self.word_held:
-            self.feed(chunk)
-        elif state == "maybe_tag":
-            # A tag held from the last chunk (token-sized chunks cut most tags): the
-            # held loop's guard and action (``tag_viable_run``, ``tag_push_run``) inline.
-            m = ctx.tag_matcher
-            b = ctx.block
-            if m is not None and self._held_plain and (b is None or b.spilled or b.raw_len <= ctx.cfg.max_block_chars):
-                tag = ctx.tag
-                ctx.pos = self.base
-                if m.grows(tag, chunk):
-                    # The whole chunk still a prefix of a marker: it grows the tag and
-                    # decides nothing (nothing is pending between feeds: every call
-                    # flushes below).
-                    ctx.tag = tag + chunk
-                    ctx._tag_version += 1
-                    self.base += n
-                    return []
-                j = m.tag_end(tag, chunk, 0)[0]
-                if j == n:
-                    ctx.tag = tag + chunk
-                    ctx._tag_version += 1
-                    self.base += n
-                    return []
-                if j:
-                    ctx.tag = tag + chunk[:j]
-                    ctx._tag_version += 1
-                # The tag ends at chunk[j] (complete with it, or dead): what ``_run``'s
-                # loop does there, without its first round: the row its key fires
-                # (``fires``), or the step after the loop failed, then the runner
-                # protocol, then ``_run`` for the rest of the chunk.
-                ch = chunk[j]
-                base = self.base
-                ctx.pos = base + j
-                fires = self._held_fires
-                fire = fires.get(ctx.hit_key(ch)) if fires is not None else None
-                if fire is None:
-                    self._step(self.c.class_of.get(ch, OTHER), ch, True)
-                else:
-                    for a in fire[0]:
-                        a(ctx, ch)
-                    ctx.state = fire[1]
-                b = ctx.block
-                if ctx.redo or ctx.pushback or (b is not None and not b.spilled and b.raw_len > ctx.cfg.max_block_chars):
-                    j = ctx.settle(self._run, self._step, base, j)
-                else:
-                    j += 1
-                if j < n:
-                    self._run(chunk, base, j)
-                self.base = base + n
-            else:
+        run, and one the state's run takes.
+
+        An open sieve of this runner calls it as its own ``feed`` (issue 27: one
+        call per chunk, no frame of the sieve's around it): what is not a ``str``, and
+        every chunk once the sieve is ``shut``, is handed to ``not_str`` (the sieve's
+        own path), and whatever raises is shown to ``failed`` (the sieve closes, a
+        MalformedBlockError gets its events) first."""
+        if type(chunk) is not str or self.shut:
+            return self.not_str(chunk)
+        try:
+            ctx = self.ctx
+            n = len(chunk)
+            state = ctx.state
+            if state == "text" and n and ctx.block is None and not ctx.text_buf and not ctx.out and not ctx.dropped \
+                    and not ctx.reason_raw:
+                # A chunk of prose that holds no character the text state stops at, with
+                # nothing pending, is one Text event: what ``feed`` and the drain would make
+                # of it, without their calls (the differential tests compare both).
+                held = self.word_held
+                s = held + chunk if held else chunk
+                m = self.text_quick(s)
+                k = -1
+                if m is None:
+                    k = len(s)
+                    self.word_held = ""
+                elif self.holds_words and isinstance(m, re.Match) and m.lastgroup is not None:
+                    # an anchored word's beginning at the end, nothing before it: held
+                    k = m.start()
+                    self.word_held = s[k:]
+                    if not k:
+                        return []
+                    s = s[:k]
+                if k >= 0:
+                    self.base += k
+                    # ctx._saw(s), inlined but for its trim, which it does when due
+                    ctx.recent.append(s)
+                    ctx.recent_len += k
+                    if ctx.recent_len > SAW_TRIM_AT:
+                        ctx.trim_recent()
+                    return [Text(s, s)]
+            if not n or self.word_held:
                 self.feed(chunk)
-        elif state == self._sc_state and ctx.scope is self._sc_scope:
-            # ``feed``'s first path, inline (a chunk that continues the last run: most
-            # chunks of a value), one call fewer a feed
-            j = self._sc(chunk, 0)
-            if j:
-                i = self._sc_run(ctx, chunk, 0, j)
+            elif state == "maybe_tag":
+                # A tag held from the last chunk (token-sized chunks cut most tags): the
+                # held loop's guard and action (``tag_viable_run``, ``tag_push_run``) inline.
+                m = ctx.tag_matcher
                 b = ctx.block
-                if b is not None and not b.spilled and b.raw_len > ctx.cfg.max_block_chars:
-                    ctx.pos = self.base + i
-                    self._step(OVERFLOW, "")
-                if i < n:
-                    self._run(chunk, self.base, i, True)
-            else:
-                self._run(chunk, self.base, 0, True)
-            self.base += n
-        else:
-            form = self._plans[state][0]
-            if form is None:
-                self.feed(chunk)
-            else:
-                # ``_run``'s first question, asked here: the state's run (a JSON
-                # string's chunk, ...), which mostly takes the whole chunk; then
-                # ``_run`` goes on from where it stopped as it would have.
-                ctx.pos = self.base
-                j = form(ctx, chunk, 0)
-                b = ctx.block
-                if j > 0 and b is not None and not b.spilled and b.raw_len > ctx.cfg.max_block_chars:
-                    ctx.pos = self.base + j
-                    self._step(OVERFLOW, "")
-                    if j < n:
-                        self._run(chunk, self.base, j)
-                elif j < n:
-                    if ctx.run_stopped:
-                        ctx.run_stopped = False
-                        self._run(chunk, self.base, j, True)
+                if m is not None and self._held_plain and (b is None or b.spilled or b.raw_len <= ctx.cfg.max_block_chars):
+                    tag = ctx.tag
+                    grown = tag + chunk
+                    # Whether ``tag + chunk`` is, as the matcher's memo already knows, a
+                    # prefix of a marker, and the chunk holds no end character (so no
+                    # prefix of it is complete): ``tag_end`` would say (n, VIABLE). Most
+                    # chunks of a token stream in markup: one lookup and one search.
+                    got = m._memo.get(grown)
+                    if got is not None and got[0] == VIABLE:
+                        ends = m._search_ends
+                        if ends is not None and ends(chunk) is None:
+                            # The whole chunk still a prefix of a marker: it grows the tag
+                            # and decides nothing (nothing is pending between feeds: every
+                            # call flushes below).
+                            ctx.tag = grown
+                            ctx._tag_version += 1
+                            self.base += n
+                            return []
+                    ctx.pos = self.base
+                    j = m.tag_end(tag, chunk, 0)[0]
+                    if j == n:
+                        ctx.tag = tag + chunk
+                        ctx._tag_version += 1
+                        self.base += n
+                        return []
+                    if j:
+                        ctx.tag = tag + chunk[:j]
+                        ctx._tag_version += 1
+                    # The tag ends at chunk[j] (complete with it, or dead): what ``_run``'s
+                    # loop does there, without its first round: the row its key fires
+                    # (``fires``), or the step after the loop failed, then the runner
+                    # protocol, then ``_run`` for the rest of the chunk.
+                    ch = chunk[j]
+                    base = self.base
+                    ctx.pos = base + j
+                    fires = self._held_fires
+                    fire = fires.get(ctx.hit_key(ch)) if fires is not None else None
+                    if fire is None:
+                        self._step(self.c.class_of.get(ch, OTHER), ch, True)
                     else:
-                        self._run(chunk, self.base, j, False, ctx.state == state)
+                        for a in fire[0]:
+                            a(ctx, ch)
+                        ctx.state = fire[1]
+                    b = ctx.block
+                    if ctx.redo or ctx.pushback or (b is not None and not b.spilled and b.raw_len > ctx.cfg.max_block_chars):
+                        j = ctx.settle(self._run, self._step, base, j)
+                    else:
+                        j += 1
+                    if j < n:
+                        self._run(chunk, base, j)
+                    self.base = base + n
+                else:
+                    self.feed(chunk)
+            elif state == self._sc_state and ctx.scope is self._sc_scope:
+                # ``feed``'s first path, inline (a chunk that continues the last run: most
+                # chunks of a value), one call fewer a feed
+                j = self._sc(chunk, 0)
+                lane = self._sc_lane
+                if j == n and lane and not ctx.delta_buf and not ctx.out and not ctx.text_buf and not ctx.reason_raw \
+                        and not ctx.dropped:
+                    # The whole chunk is the run's, and nothing is pending: a streamed
+                    # value's or a JSON string's chunk is read by the model's chunk reader
+                    # (its one fragment, the feed's one event), or, where it is not that
+                    # plain, by the run below (issue 27).
+                    piece = ctx.value_chunk(chunk) if lane == _LANE_VALUE else ctx.j_str_chunk(chunk)
+                    if piece is not None:
+                        self.base += n
+                        return [ToolCallDelta(ctx.delta_index, piece)] if piece else []
+                if j:
+                    i = self._sc_run(ctx, chunk, 0, j)
+                    b = ctx.block
+                    if b is not None and not b.spilled and b.raw_len > ctx.cfg.max_block_chars:
+                        ctx.pos = self.base + i
+                        self._step(OVERFLOW, "")
+                    if i < n:
+                        self._run(chunk, self.base, i, True)
+                else:
+                    self._run(chunk, self.base, 0, True)
                 self.base += n
-        buf = ctx.delta_buf
-        if buf:
-            if ctx.text_buf or ctx.reason_raw or ctx.dropped:
-                ctx.flush()
             else:
-                # (``flush`` when only an argument fragment is pending: a streamed value's chunk)
-                ctx.delta_buf = []
-                s = "".join(buf)
-                if s:
-                    ctx.out.append(ToolCallDelta(ctx.delta_index, s))
-        elif ctx.text_buf or ctx.reason_raw or ctx.dropped:
-            ctx.flush()
-        out = ctx.out
-        if not out:
-            return []
-        ctx.out = []
-        return out
+                if state in self._str_states and not ctx.delta_buf and not ctx.out and not ctx.text_buf \
+                        and not ctx.reason_raw and not ctx.dropped:
+                    # A JSON string's chunk (its own run, ``j_str_chunk``), as above.
+                    piece = ctx.j_str_chunk(chunk)
+                    if piece is not None:
+                        self.base += n
+                        return [ToolCallDelta(ctx.delta_index, piece)] if piece else []
+                form = self._plans[state][0]
+                if form is None:
+                    self.feed(chunk)
+                else:
+                    # ``_run``'s first question, asked here: the state's run (a JSON
+                    # string's chunk, ...), which mostly takes the whole chunk; then
+                    # ``_run`` goes on from where it stopped as it would have.
+                    ctx.pos = self.base
+                    j = form(ctx, chunk, 0)
+                    b = ctx.block
+                    if j > 0 and b is not None and not b.spilled and b.raw_len > ctx.cfg.max_block_chars:
+                        ctx.pos = self.base + j
+                        self._step(OVERFLOW, "")
+                        if j < n:
+                            self._run(chunk, self.base, j)
+                    elif j < n:
+                        if ctx.run_stopped:
+                            ctx.run_stopped = False
+                            self._run(chunk, self.base, j, True)
+                        else:
+                            self._run(chunk, self.base, j, False, ctx.state == state)
+                    self.base += n
+            buf = ctx.delta_buf
+            if buf:
+                if ctx.text_buf or ctx.reason_raw or ctx.dropped:
+                    ctx.flush()
+                else:
+                    # (``flush`` when only an argument fragment is pending: a streamed value's
+                    # chunk, mostly one piece, and mostly the feed's only event)
+                    ctx.delta_buf = []
+                    s = buf[0] if len(buf) == 1 else "".join(buf)
+                    if s:
+                        out = ctx.out
+                        if not out:
+                            return [ToolCallDelta(ctx.delta_index, s)]
+                        out.append(ToolCallDelta(ctx.delta_index, s))
+            elif ctx.text_buf or ctx.reason_raw or ctx.dropped:
+                ctx.flush()
+            out = ctx.out
+            if not out:
+                return []
+            ctx.out = []
+            return out
+
+        except BaseException as e:
+            self.failed(e)
+            raise
+
+
+def _not_str(chunk: object) -> list[Event]:
+    raise TypeError(f"feed() takes str, not {type(chunk).__name__}")
+
+
+def _failed_nothing(e: BaseException) -> None:
+    return None
+
+
+#: The run actions whose whole chunks a model method reads in one call, with nothing
+#: pending (``CompiledRunner.feed_events``): a streamed raw value's
+#: (``ValueModel.value_chunk``) and a JSON string's (``JsonBodyExtras.j_str_chunk``).
+_LANE_VALUE = 1
+_LANE_JSON_STRING = 2
+_LANES: dict[str, int] = {"value_run": _LANE_VALUE, "j_str_run": _LANE_JSON_STRING}
 
 
 def _whole_first(read: Callable[[Context, str, int], int],

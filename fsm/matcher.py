@@ -269,18 +269,6 @@ class Matcher:
         end runs to it)."""
         return self.tag_end(tag, s, i)[0]
 
-    def grows(self, tag: str, s: str) -> bool:
-        """Whether ``tag + s`` is, as the memo already knows, a prefix of a marker, and
-        ``s`` holds no end character (so no prefix of it is complete): ``tag_end(tag,
-        s, 0)`` would say ``(len(s), VIABLE)``. False when it would not, or when the memo
-        does not know yet (``tag_end`` then asks). Most chunks of a token stream in
-        markup only grow the tag held (issue 27): one lookup and one search."""
-        got = self._memo.get(tag + s)
-        if got is None or got[0] != VIABLE:
-            return False
-        ends = self._search_ends
-        return ends is not None and ends(s) is None
-
     def tag_end(self, tag: str, s: str, i: int) -> tuple[int, int]:
         """``viable_end``, and what ``tag + s[i:j + 1]`` is there: ``COMPLETE`` or
         ``DEAD`` (``VIABLE`` when the tag runs to the end of ``s``)."""

@@ -234,6 +234,16 @@ class Sieve:
         self._closed = False
         #: The compiled runner while the sieve is open (the fast path's), else None.
         self._fast = self._runner if isinstance(self._runner, CompiledRunner) else None
+        if self._fast is not None:
+            # While open, this sieve's ``feed`` is the runner's (issue 27: one call per
+            # chunk, not two): it hands what is not a ``str`` back to :meth:`feed` and
+            # tells :meth:`_failed` what raised in it; closing or failing drops it, and
+            # :meth:`feed` (which raises FeedAfterCloseError) answers again. (Not where a
+            # subclass has a ``feed`` of its own.)
+            self._fast.not_str = self._feed_not_str
+            self._fast.failed = self._failed
+            if type(self).feed is Sieve.feed:
+                self.feed = self._fast.feed_events  # type: ignore[method-assign]
 
     @property
     def runner(self) -> CompiledRunner | ReferenceRunner:
@@ -246,20 +256,34 @@ class Sieve:
         return str(self._ctx.state)
 
     def feed(self, chunk: str) -> list[Event]:
-        # The compiled runner, open, given a str: one call (CompiledRunner.feed_events).
+        # The compiled runner, open, given a str: one call (CompiledRunner.feed_events,
+        # which shows what raises in it to ``_failed``). (An open sieve of that runner
+        # calls it directly: its ``feed`` attribute is the runner's.)
         fast = self._fast
         if fast is not None and type(chunk) is str:
-            try:
-                return fast.feed_events(chunk)
-            except MalformedBlockError as e:
-                self._closed = True
-                self._fast = None
-                e.events = self._drain()  # on_malformed="raise": nothing decided is lost
-                raise
-            except BaseException:
-                self._closed = True
-                self._fast = None
-                raise
+            return fast.feed_events(chunk)
+        return self._feed_not_str(chunk)
+
+    def _shut(self) -> None:
+        """Closed (or failed): no feed reaches the runner's fast path again, not even
+        through a ``feed`` bound while the sieve was open."""
+        self._closed = True
+        fast = self._fast
+        if fast is not None:
+            fast.shut = True
+            self._fast = None
+        self.__dict__.pop("feed", None)
+
+    def _failed(self, e: BaseException) -> None:
+        """What raised in the compiled runner's ``feed_events``: the sieve is closed,
+        and a MalformedBlockError carries the events decided before it."""
+        self._shut()
+        if isinstance(e, MalformedBlockError):
+            e.events = self._drain()  # on_malformed="raise": nothing decided is lost
+
+    def _feed_not_str(self, chunk: object) -> list[Event]:
+        """``feed`` by the runner's own ``feed`` and the drain: the reference runner,
+        a ``str`` subclass, or a sieve that is closed or given no ``str``."""
         if self._closed:
             raise FeedAfterCloseError("feed() after close(): make a new Sieve for a new stream")
         if not isinstance(chunk, str):
@@ -267,21 +291,18 @@ class Sieve:
         try:
             self._runner.feed(chunk)
         except MalformedBlockError as e:
-            self._closed = True
-            self._fast = None
+            self._shut()
             e.events = self._drain()  # on_malformed="raise": nothing decided is lost
             raise
         except BaseException:
-            self._closed = True
-            self._fast = None
+            self._shut()
             raise
         return self._drain()
 
     def close(self) -> list[Event]:
         if self._closed:
             raise FeedAfterCloseError("close() called twice")
-        self._closed = True
-        self._fast = None
+        self._shut()
         try:
             self._runner.eof()
         except MalformedBlockError as e:

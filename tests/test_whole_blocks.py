@@ -310,7 +310,7 @@ def test_a_capture_streamed_in_pieces_is_read_in_runs(dialect: str) -> None:
 @pytest.mark.parametrize("size", [1, 2, 3, 5])
 def test_chunks_that_only_grow_a_held_tag_skip_the_runner(dialect: str, size: int) -> None:
     """Cut into token-sized pieces, most chunks inside markup only grow the tag held
-    (``CompiledRunner.feed_events``, ``Matcher.grows``): those decide nothing and never
+    (``CompiledRunner.feed_events``, asking the matcher's memo): those decide nothing and never
     reach the runner's general path (``CompiledRunner.feed``); every other chunk is
     read as before, and the events are the reference runner's."""
     from callsieve.compiler import CompiledRunner

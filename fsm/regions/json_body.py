@@ -350,6 +350,17 @@ class JsonBodyModel(CaptureModel):
     def j_str_run(self, s: str, i: int, j: int) -> int:
         j = min(j, i + self.run_budget())
         seg = s[i:j]
+        if self.cfg.strict:
+            ctrl = _CTRL.search(seg)
+            if ctrl is not None:
+                # Strict: a raw control character makes the body malformed where it
+                # stands; what comes before it streams as the steps stream it, and the
+                # character itself is the steps' (after it, the body's bad rows).
+                k = ctrl.start()
+                if not k:
+                    return i
+                j = i + k
+                seg = seg[:k]
         self._hold(seg)
         self._flush_high()
         if _CTRL.search(seg):
@@ -366,6 +377,15 @@ class JsonBodyModel(CaptureModel):
         b = self.block
         assert b is not None
         seg = s[i:j]
+        if self.cfg.strict:
+            ctrl = _CTRL.search(seg)
+            if ctrl is not None:
+                # (as in ``j_str_run``: up to a raw control character, which is the steps')
+                k = ctrl.start()
+                if not k:
+                    return i
+                j = i + k
+                seg = seg[:k]
         b.raw.append(seg)
         b.raw_len += j - i
         if self.jhigh:
@@ -393,6 +413,42 @@ class JsonBodyModel(CaptureModel):
                 else:
                     self._delta(call, piece)
         return j
+
+    def j_str_chunk(self, s: str) -> str | None:
+        """A whole chunk of a JSON string that holds no quote and no backslash, with no
+        event or fragment pending: what ``callsieve.regions.json_run`` and
+        ``j_str_take`` make of it, the fragment streamed returned ("" for none) rather
+        than buffered, for the runner to make the feed's one event (issue 27). None,
+        with nothing changed, where it is not that plain (a control character, a high
+        surrogate pending, the body found not JSON, a block spilled, malformed or at
+        its limit, a call not started): the runner's general path reads it."""
+        if '"' in s or "\\" in s:
+            return None  # (the string ends or escapes here: most chunks that fail, asked first)
+        b = self.block
+        if b is None or b.spilled or b.malformed_reason or self.redo or self.pushback or self.jbad or self.jhigh:
+            return None
+        k = len(s)
+        if b.raw_len + k > self.cfg.max_block_chars or _CTRL.search(s):
+            return None
+        role = self.jrole
+        if self.jin_key or role == NAME or role == ID or role == ARGSTR:
+            b.raw.append(s)
+            b.raw_len += k
+            self.jstrs.append(s)
+            return ""
+        if role != EMIT and role != ARGS:
+            return None
+        call = b.call
+        if call is None or not call.started or call.index is None:
+            return None
+        b.raw.append(s)
+        b.raw_len += k
+        piece: str = quote(s)[1:-1]
+        if call.args_text is None:
+            call.args_text = Pieces()
+        call.args_text.append(piece)
+        self.delta_index = call.index
+        return piece
 
     def _control(self) -> None:
         """A raw control character in a JSON string (JSON requires it escaped). Strict:

@@ -30,6 +30,8 @@ from callsieve.regions.engine import EngineModel
 #: The states it reads in.
 STATES = ("j_key_first", "j_key", "j_colon", "j_value", "j_next", "j_string")
 _STRING_STOP = re.compile(r'["\\]')
+#: What may follow a backslash for an escape of one character (``\\u`` is the steps').
+_SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
 
 
 def _row_names(row: Any) -> tuple[tuple[tuple[str, bool], ...], tuple[str, ...], str]:
@@ -75,7 +77,17 @@ class JsonStructure:
             ("j_key", "quote", [((), ("j_key_begin",), "j_string")]),
             ("j_value", "quote", [((), ("j_string_begin",), "j_string")]),
             ("j_string", "quote", [((("j_in_key", True),), ("j_string_end",), "j_colon"), ((), ("j_string_end",), "j_next")]),
+            # A simple escape (backslash, then one of ``"\\/bfnrt``): the backslash held,
+            # then the escaped character read, back in the string.
+            ("j_string", "bslash", [((), ("j_hold_escape",), "j_escape")]),
+            ("j_escape", "quote", [((), ("j_escape",), "j_string")]),
+            ("j_escape", "bslash", [((), ("j_escape",), "j_string")]),
+            ("j_escape", "other", [((("j_is_u", True),), ("j_unicode_begin",), "j_unicode"),
+                                   ((("j_escape_char", True),), ("j_escape",), "j_string")]),
         ]
+        if "j_escape" not in table or class_of.get("\\") != "bslash" \
+                or any(class_of.get(c) is not None for c in _SIMPLE_ESCAPES if c not in '"\\'):
+            return None
         for state, trigger, rows in want:
             if _first_rows(table[state].get(trigger), len(rows)) != rows:
                 return None
@@ -95,12 +107,18 @@ class JsonStructure:
         n = len(s)
         if ctx.state == "j_string" and n - i <= room and _STRING_STOP.search(s, i) is None:
             return ctx.j_str_take(s, i, n)  # (the whole rest is the string's: most chunks of one)
+        if ctx.jbad:
+            return i  # (the body is not JSON: the steps' rows for that come first)
+        # Up to ``stop`` the block stays within its limit (the character there is the
+        # steps'); an action that finds the body not JSON (``jbad``) ends the run after
+        # its character, as the steps' rows for that come first from the next one.
+        stop = n if n - i <= room else i + room
         k = i
         ws = self.ws_chars
         # Whitespace, colons and commas are held together, once their stretch ends
         # (before the next action, which may read the block's length: ``j_string_begin``).
         held = i
-        while k < n and room > 0 and not ctx.jbad:
+        while k < stop:
             c = s[k]
             state = ctx.state
             if state == "j_string":
@@ -112,22 +130,38 @@ class JsonStructure:
                     ctx.state = dest
                     k += 1
                     held = k
-                    room -= 1
+                    if ctx.jbad:
+                        break
+                    continue
+                if c == "\\":
+                    # A simple escape whose character is in the chunk: the two rows
+                    # (``j_hold_escape``, then ``j_escape``) in turn, without stepping
+                    # through ``j_escape``; a ``\\u`` escape, or one cut by the chunk's
+                    # end, is the steps'.
+                    if k + 2 > stop or s[k + 1] not in _SIMPLE_ESCAPES:
+                        break
+                    if held < k:
+                        ctx._hold(s[held:k])
+                    ctx.j_hold_escape(c)
+                    ctx.j_escape(s[k + 1])
+                    k += 2
+                    held = k
+                    if ctx.jbad:
+                        break
                     continue
                 m = _STRING_STOP.search(s, k)
                 j = m.start() if m is not None else n
-                if j == k:
-                    break  # (a backslash: the steps)
-                if j - k > room:
-                    j = k + room
+                if j > stop:
+                    j = stop
                 if held < k:
                     ctx._hold(s[held:k])
                 k2 = ctx.j_str_take(s, k, j)
                 held = k2
                 if k2 <= k:
                     break  # (nothing taken: the steps)
-                room -= k2 - k
                 k = k2
+                if ctx.jbad:
+                    break
                 continue
             if c in ws:
                 pass  # (``j_ws``: held with its stretch)
@@ -136,22 +170,30 @@ class JsonStructure:
             elif c == "," and state == "j_next" and ctx.jframes and ctx.jframes[-1].kind == "{":
                 ctx.j_after_comma(c)
                 ctx.state = "j_key"
+                if ctx.jbad:
+                    k += 1
+                    break
             elif c == '"' and (state == "j_key" or state == "j_key_first"):
                 if held < k:
                     ctx._hold(s[held:k])
                 ctx.j_key_begin(c)
                 held = k + 1
                 ctx.state = "j_string"
+                if ctx.jbad:
+                    k += 1
+                    break
             elif c == '"' and state == "j_value":
                 if held < k:
                     ctx._hold(s[held:k])
                 ctx.j_string_begin(c)
                 held = k + 1
                 ctx.state = "j_string"
+                if ctx.jbad:
+                    k += 1
+                    break
             else:
                 break
             k += 1
-            room -= 1
         if held < k:
             ctx._hold(s[held:k])
         return k

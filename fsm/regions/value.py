@@ -304,9 +304,78 @@ class ValueModel(BlockModel):
             self._spill(seg)
             return j
         b.raw.append(seg)
-        b.raw_len += j - i
+        k = j - i
+        b.raw_len += k
+        p = b.param
+        if p is not None and p.raw_from >= 0 and p.raw_from + p.raw_fed == b.raw_len - k and k and not p.undecided:
+            # ``_value``'s common case, inline (a token-sized chunk of a streamed raw
+            # value that is still one span of the block's raw text; issue 27): the span
+            # grows, the decoder reads the piece, the fragment is streamed.
+            p.at_line_start = seg[-1] == "\n"
+            p.raw_fed += k
+            out = p.decoder.feed(seg)
+            if out:
+                call = b.call
+                if p.streaming and call is not None and call.index is not None and not b.malformed_reason:
+                    if self.delta_index != call.index and self.delta_buf:
+                        self.flush()
+                    self.delta_index = call.index
+                    self.delta_buf.append(quote(out)[1:-1])
+            return j
         self._value(seg)
         return j
+
+    def value_chunk(self, s: str) -> str | None:
+        """A whole chunk of a streamed raw value that holds no character its state's scan
+        stops at (no marker's start), with no event or fragment pending: ``value_run``
+        over all of it, the fragment it streams returned ("" for none) rather than
+        buffered, for the runner to make the feed's one event (issue 27: token-sized
+        chunks of a value are most of a call's feeds). None, with nothing changed, where
+        it is not that plain (a value not streamed, still undecided or not begun, its
+        block spilled, malformed or at its limit): the runner's general path reads it."""
+        b = self.block
+        if b is None or b.spilled or b.malformed_reason:
+            return None
+        p = b.param
+        if p is None or not p.streaming or p.undecided:
+            return None
+        raw_from = p.raw_from
+        k = len(s)
+        raw_len = b.raw_len
+        call = b.call
+        if raw_from == DERIVE_PENDING or raw_len + k > self.cfg.max_block_chars or call is None \
+                or call.index is None or (raw_from >= 0 and raw_from + p.raw_fed != raw_len):
+            return None
+        b.raw.append(s)
+        b.raw_len = raw_len + k
+        nl = s[-1] == "\n"
+        p.at_line_start = nl
+        if raw_from >= 0:
+            p.raw_fed += k
+        dec = p.decoder
+        if dec.started and not dec.entity_tail and not dec.unescape:
+            # (``ValueDecoder.feed`` of a raw value past its first piece, inline: the
+            # piece, less a trailing newline its style holds back, after the one held)
+            if dec.strip:
+                out = s[:-1] if nl else s
+                if dec.newline_held:
+                    out = "\n" + out
+                dec.newline_held = nl
+            else:
+                out = s
+        else:
+            out = dec.feed(s)
+        if not out:
+            return ""
+        if raw_from < 0:
+            # (a value kept decoded, not a span of the raw text: CDATA or markup held
+            # between its pieces, a string decided after its first pieces, entities)
+            if p.decoded is None:
+                p.decoded = Pieces()
+            p.decoded.append(out)
+        self.delta_index = call.index
+        piece: str = quote(out)[1:-1]
+        return piece
 
     # after_close: a value close waiting for what follows it
     def hold_close(self, ch: str) -> None:
