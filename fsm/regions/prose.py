@@ -45,7 +45,7 @@ from callsieve.native import mypyc_attr, trait
 from callsieve.events import Diagnostic, Text
 from callsieve.grammar.states import ALL, CLASSES, EOF_TRIGGER, RANK_RETURN, START, Listen, Region, StateDecl, but, on
 from callsieve.grammar.api import MAX_TAG_CHARS
-from callsieve.matcher import Matcher
+from callsieve.matcher import COMPLETE, Matcher
 from callsieve.regions import LINE_TAIL, ModelBase
 from callsieve.regions.tag import TagModel
 
@@ -387,47 +387,99 @@ def _span_close_on_line(s: str, p: int, length: int) -> int:
         p = r
 
 
-#: Per code matcher: (it, the search for one of its symbol start characters, the match
-#: of a complete marker at one, the search for a word marker or None).
-_CODE_SCANS: dict[int, tuple[Matcher, Callable[[str, int, int], "re.Match[str] | None"],
-                             Callable[[str, int], "re.Match[str] | None"],
-                             Callable[[str, int, int], "re.Match[str] | None"] | None]] = {}
+class _CodeScan:
+    """How code is searched for the markers of one code matcher (``_code_scan``): the
+    search for a complete marker begun by a symbol start character, the search for one
+    of those characters (a marker running off the chunk's end), the search for a word
+    marker (None: none), and a matcher that reads the same markers (``tail_viable``).
+    Matchers that listen for the same markers share one (the three code states do), so
+    that what one state's search found serves the others (``ProseModel._code_stop``)."""
 
+    __slots__ = ("m", "full", "at", "symbol", "word")
 
-def _code_marker_in(m: Matcher, s: str, a: int, b: int) -> int:
-    """The first offset in ``s[a:b]`` where a marker of ``m`` may begin: a complete one,
-    or the start of one running off the chunk's end; -1 if none. Each of its start
-    characters there is asked (a class search, then one match: most code holds none);
-    early is never wrong (the steps read what is there)."""
-    got = _CODE_SCANS.get(id(m))
-    if got is None or got[0] is not m:
-        if len(_CODE_SCANS) >= 64:
-            _CODE_SCANS.clear()
+    def __init__(self, m: Matcher) -> None:
         symbols = m.symbol_starts
-        got = _CODE_SCANS[id(m)] = (
-            m, re.compile("[" + re.escape(symbols) + "]" if symbols else "(?!)").search,
-            re.compile(m.scan_pattern("", symbols) if symbols and m.scan_pattern("", symbols) else "(?!)").match,
+        pattern = m.scan_pattern("", symbols) if symbols else ""
+        self.m = m
+        full = re.compile(pattern or "(?!)")
+        self.full: Callable[[str, int], "re.Match[str] | None"] = full.search
+        self.at: Callable[[str, int], "re.Match[str] | None"] = full.match
+        self.symbol: Callable[[str, int, int], "re.Match[str] | None"] = re.compile(
+            "[" + re.escape(symbols) + "]" if symbols else "(?!)").search
+        self.word: Callable[[str, int, int], "re.Match[str] | None"] | None = (
             re.compile(m.word_scan).search if m.word_scan else None)
+
+
+#: Per code matcher: (it, its scan); the scans by the markers they read.
+_CODE_SCANS: dict[int, tuple[Matcher, _CodeScan]] = {}
+_CODE_SCANS_BY_MARKERS: dict[tuple[tuple[object, bool], ...], _CodeScan] = {}
+
+
+def _code_scan(m: Matcher) -> _CodeScan:
+    got = _CODE_SCANS.get(id(m))
+    if got is not None and got[0] is m:
+        return got[1]
+    if len(_CODE_SCANS) >= 64:
+        _CODE_SCANS.clear()
+        _CODE_SCANS_BY_MARKERS.clear()
+    key = tuple((e.marker.pattern, e.prefixed) for e in m.entries)
+    scan = _CODE_SCANS_BY_MARKERS.get(key)
+    if scan is None:
+        scan = _CODE_SCANS_BY_MARKERS[key] = _CodeScan(m)
+    _CODE_SCANS[id(m)] = (m, scan)
+    return scan
+
+
+def _code_marker_from(scan: _CodeScan, s: str, a: int) -> int:
+    """The first offset at or after ``a`` in ``s`` where a marker of ``scan`` may begin
+    (a complete one, or one begun by a symbol start character running off the chunk's
+    end), or -1; the chunk's last word is ``_code_last_word``'s. What it says of an
+    offset depends on ``s`` alone, not on ``a``: an answer at or past a later ``a`` is
+    that ``a``'s answer too, and none means none from any later ``a`` (so one search
+    serves every later question, ``ProseModel._code_stop``). A complete marker is
+    searched for at C speed (one pattern; it may stop where a marker's start
+    character cannot stand, early, which is never wrong: the steps read what is there);
+    a start character only within ``MAX_TAG_CHARS`` of the end is asked whether it
+    runs off it. Most code holds neither."""
     n = len(s)
-    found = -1
-    x = got[1](s, a, b)
-    while x is not None:
-        k = x.start()
-        if got[2](s, k) is not None or (n - k <= MAX_TAG_CHARS and m.tail_viable(s, k)):
-            found = k
-            break
-        x = got[1](s, k + 1, b)
-    if got[3] is not None:
-        w = got[3](s, a, b if found < 0 else found)
+    x = scan.full(s, a)
+    found = x.start() if x is not None else -1
+    lo = n - MAX_TAG_CHARS
+    if lo < a:
+        lo = a
+    hi = n if found < 0 else found
+    if lo < hi:
+        y = scan.symbol(s, lo, hi)
+        while y is not None:
+            k = y.start()
+            if scan.m.tail_viable(s, k):
+                found = hi = k
+                break
+            y = scan.symbol(s, k + 1, hi)
+    if scan.word is not None:
+        w = scan.word(s, a, hi)
         if w is not None:
             found = w.start()
-        elif b >= n - MAX_TAG_CHARS and n and _WORD_CHAR.match(s[-1]):
-            # (a word marker cut by the chunk's end: the chunk's last word, if it may be one)
-            t = _LAST_WORD.search(s, max(a, n - MAX_TAG_CHARS))
-            k = t.start() if t is not None else n
-            if k < b and (found < 0 or k < found) and m.tail_viable(s, k):
-                found = k
     return found
+
+
+def _code_last_word(scan: _CodeScan, s: str, a: int, b: int) -> int:
+    """Where in ``s[a:b]`` a word marker cut by the chunk's end may begin: the chunk's
+    last word (from ``a`` on: asked from inside a word, the rest of it), if it may be
+    the start of one; else -1."""
+    n = len(s)
+    if scan.word is None or b < n - MAX_TAG_CHARS or not n or _WORD_CHAR.match(s[-1]) is None:
+        return -1
+    t = _LAST_WORD.search(s, max(a, n - MAX_TAG_CHARS))
+    k = t.start() if t is not None else n
+    return k if k < b and scan.m.tail_viable(s, k) else -1
+
+
+#: Per code matcher (by id, with it): the keys of its entries that are real openers
+#: (``Config.openers``): those ``code_listens`` gave ``code_opener``'s row, the rest
+#: (a message's end) ``code_token_end``'s; and ``_fence_opener_end``'s verdicts by the
+#: text its scan matched (the length of the opener read there, or 0: the steps').
+_CODE_OPENER_KEYS: dict[int, tuple[Matcher, frozenset[str], dict[str, int]]] = {}
 
 
 _WORD_CHAR = re.compile(r"\w")
@@ -849,10 +901,48 @@ class ProseModel(TagModel):
     # markup in code (issue 22, items 7 to 9)
     def _code_stop(self, state: str, s: str, a: int, b: int) -> int:
         """Where in ``s[a:b]`` a marker that the code state ``state`` listens for may
-        begin (``_code_marker_in``), or -1: where prose's runs stop reading code, so
-        that the steps read the marker."""
+        begin, or -1: where prose's runs stop reading code, so that the steps read the
+        marker. The chunk is searched once from ``a`` on (``_code_marker_from``), and
+        the answer kept for the later questions about the same chunk (issue 27: the
+        hostile "fences" input asked it of every line, each a search): the code states
+        listen for the same markers, so one search serves them all."""
         m = self.cfg.matchers.get(state)
-        return -1 if m is None or a >= b else _code_marker_in(m, s, a, b)
+        if m is None or a >= b:
+            return -1
+        scan = _code_scan(m)
+        seen = self._code_seen
+        if seen is not None and seen[0] is s and seen[1] is scan and seen[2] <= a and (seen[3] < 0 or seen[3] >= a):
+            x = seen[3]
+        else:
+            x = _code_marker_from(scan, s, a)
+            self._code_seen = (s, scan, a, x)
+        if b >= len(s) - MAX_TAG_CHARS:
+            k = _code_last_word(scan, s, a, b)
+            if k >= 0 and (x < 0 or k < x):
+                return k
+        return x if x < b else -1
+
+    def _code_next(self, s: str, a: int) -> int:
+        """``_code_marker_from`` for ``in_fence``'s markers (-1: it listens for none)."""
+        m = self.cfg.matchers.get("in_fence")
+        return -1 if m is None else _code_marker_from(_code_scan(m), s, a)
+
+    def _code_shared(self) -> bool:
+        """``fence_info`` listens for the markers ``in_fence`` does (``code_listens``):
+        ``_code_next`` answers for it too."""
+        shared = self._code_info_shared
+        if shared is None:
+            m = self.cfg.matchers.get("in_fence")
+            k = self.cfg.matchers.get("fence_info")
+            shared = self._code_info_shared = m is not None and k is not None and _code_scan(m) is _code_scan(k)
+        return shared
+
+    #: (``_code_shared``, once asked: the configuration does not change)
+    _code_info_shared: bool | None = None
+
+    #: (the chunk, the scan, from where, what ``_code_marker_from`` found there): see
+    #: ``_code_stop`` (optional, as ``_fc_asked``)
+    _code_seen: tuple[str, _CodeScan, int, int] | None = None
 
     def span_holds(self, ch: str) -> bool:
         return self.code_held is not None
@@ -912,6 +1002,52 @@ class ProseModel(TagModel):
             else:
                 marks.append(start)
         self._text(tag)
+
+    def _fence_opener_end(self, s: str, k: int) -> int:
+        """Where ``in_fence``'s scan stopped, at ``s[k]``: the end of the opener that the
+        steps would read there as ``code_opener``'s row (``tag_begin_enter``, the held
+        tag's run to the character that completes it, its hit: unanchored, no block
+        open, an opener rather than a message's end), whole in ``s``; else -1 (the
+        steps read it). Decided once per text the scan matches there (what the held
+        tag's run reads is that text's when it ends inside it)."""
+        m = self.cfg.matchers.get("in_fence")
+        if m is None or self.block is not None or s[k] in m.one_chars:
+            return -1
+        got = _CODE_OPENER_KEYS.get(id(m))
+        if got is None or got[0] is not m:
+            if len(_CODE_OPENER_KEYS) >= 64:
+                _CODE_OPENER_KEYS.clear()
+            real = self.cfg.openers
+            patterns = {e.marker.pattern for e in real.entries} if real is not None else set()
+            got = _CODE_OPENER_KEYS[id(m)] = (m, frozenset(e.key for e in m.entries if e.marker.pattern in patterns), {})
+        x = _code_scan(m).at(s, k)
+        seen = x.group() if x is not None else ""
+        if seen:
+            length = got[2].get(seen)
+            if length is not None:
+                return k + length if length else -1
+        j, kind = m.tag_end(s[k], s, k + 1)
+        length = 0
+        if kind == COMPLETE:
+            hit = m.classify(s[k : j + 1])[1]
+            if hit is not None and not hit.entry.anchor and hit.entry.key in got[1]:
+                length = j + 1 - k
+        if seen and j < k + len(seen):
+            verdicts = got[2]
+            if len(verdicts) >= 1024:
+                verdicts.clear()
+            verdicts[seen] = length
+        return k + length if length else -1
+
+    def _fence_opener_read(self, start: int) -> None:
+        """``code_opener`` of the opener at ``start`` that ``_fence_opener_end`` found
+        (its text is read on with the fence's): what the steps leave of the held tag, and
+        the report."""
+        self.origin = "in_fence"
+        self.tag_start = start
+        self.tag_matcher = self.cfg.matchers.get("in_fence")
+        self._tag_version += 2  # (tag_begin_enter's, _code_tag's)
+        self._markup_in_code(start, "a fenced code block")
 
     def info_opener(self, ch: str) -> None:
         """A block opener (or a message header's start) in a fence's info string. A
@@ -1093,6 +1229,12 @@ class ProseModel(TagModel):
         p = i
         a = i  # s[a:p]: read, not yet in the buffer
         st = self.state
+        # Where a marker code listens for may begin, at or after where it was last asked
+        # (``_code_marker_from``: -1 none up to the chunk's end, -2 not asked yet): one
+        # search serves every line of every fence up to it. (Within MAX_TAG_CHARS of the
+        # chunk's end, ``_code_stop`` is asked: a word marker may run off it there.)
+        cn = -2
+        near_end = n - MAX_TAG_CHARS
         while p < n:
             if st == "in_fence":
                 # text_char up to where a run may close the fence (fence_may_close:
@@ -1162,7 +1304,29 @@ class ProseModel(TagModel):
                                     j = r
                                     break
                                 k = close
-                mk = self._code_stop("in_fence", s, p, j)
+                if j >= near_end:
+                    mk = self._code_stop("in_fence", s, p, j)
+                else:
+                    if cn < p and cn != -1:
+                        cn = self._code_next(s, p)
+                    mk = cn if cn < j else -1
+                while mk >= 0:
+                    # An opener whole in the chunk: code_opener's row, read here (issue 27:
+                    # the hostile "fences" input left the run at every one); anything else
+                    # (a message's end, a marker cut by the chunk's end) the steps read.
+                    e = self._fence_opener_end(s, mk)
+                    if e < 0 or e > j:
+                        break
+                    if mk > a:
+                        self._text(s[a:mk])
+                        a = mk
+                    self._fence_opener_read(self.pos - i + mk)
+                    p = e
+                    if j >= near_end:
+                        mk = self._code_stop("in_fence", s, p, j)
+                    else:
+                        cn = self._code_next(s, p)
+                        mk = cn if cn < j else -1
                 if mk >= 0:
                     p = mk  # (markup, or a message's end: the steps read it)
                     break
@@ -1390,7 +1554,16 @@ class ProseModel(TagModel):
                     t = s.find("`", p, k if k >= 0 else n)
                     if t >= 0:
                         k = t  # (read up to it, markup before it stepped first)
-                mk = self._code_stop("fence_info", s, p, k if k >= 0 else n)
+                t = k if k >= 0 else n
+                shared = self._code_info_shared
+                if p >= t:
+                    mk = -1
+                elif t >= near_end or not (shared if shared is not None else self._code_shared()):
+                    mk = self._code_stop("fence_info", s, p, t)
+                else:
+                    if cn < p and cn != -1:
+                        cn = self._code_next(s, p)
+                    mk = cn if cn < t else -1
                 if mk >= 0:
                     p = mk
                     break
