@@ -395,15 +395,16 @@ class _CodeScan:
     Matchers that listen for the same markers share one (the three code states do), so
     that what one state's search found serves the others (``ProseModel._code_stop``)."""
 
-    __slots__ = ("m", "full", "at", "symbol", "word")
+    __slots__ = ("m", "full", "ends", "symbol", "word")
 
     def __init__(self, m: Matcher) -> None:
         symbols = m.symbol_starts
         pattern = m.scan_pattern("", symbols) if symbols else ""
         self.m = m
-        full = re.compile(pattern or "(?!)")
-        self.full: Callable[[str, int], "re.Match[str] | None"] = full.search
-        self.at: Callable[[str, int], "re.Match[str] | None"] = full.match
+        self.full: Callable[[str, int], "re.Match[str] | None"] = re.compile(pattern or "(?!)").search
+        #: the search for a character a complete marker may end with (None: not known)
+        self.ends: Callable[[str, int, int], "re.Match[str] | None"] | None = (
+            re.compile("[" + re.escape(m.end_chars) + "]").search if m.end_chars else None)
         self.symbol: Callable[[str, int, int], "re.Match[str] | None"] = re.compile(
             "[" + re.escape(symbols) + "]" if symbols else "(?!)").search
         self.word: Callable[[str, int, int], "re.Match[str] | None"] | None = (
@@ -475,10 +476,13 @@ def _code_last_word(scan: _CodeScan, s: str, a: int, b: int) -> int:
     return k if k < b and scan.m.tail_viable(s, k) else -1
 
 
+#: ``ProseModel._markup_in_code``'s message for a fence.
+_IN_FENCE = "tool-call markup in a fenced code block: shown as text, not run"
+
 #: Per code matcher (by id, with it): the keys of its entries that are real openers
 #: (``Config.openers``): those ``code_listens`` gave ``code_opener``'s row, the rest
-#: (a message's end) ``code_token_end``'s; and ``_fence_opener_end``'s verdicts by the
-#: text its scan matched (the length of the opener read there, or 0: the steps').
+#: (a message's end) ``code_token_end``'s; and the openers ``_fence_opener_end`` read,
+#: by their text (their length).
 _CODE_OPENER_KEYS: dict[int, tuple[Matcher, frozenset[str], dict[str, int]]] = {}
 
 
@@ -593,11 +597,16 @@ class ProseModel(TagModel):
         lines before it are read in the window). With ``end`` (the line's newline in
         ``s``, ``s[lo:end]`` the window's end), they are read there if the last two
         decide (``_container_near``), else it says ``_ASK``: the window must be asked."""
-        m = LINE_HEAD.match(line)
-        if m is None:
-            return None
-        markers = m.group("markers")
-        width = _columns(markers + m.group("indent"))
+        head = line[1:]
+        if line[:1] == "\n" and not head.strip(" "):
+            markers = ""  # (spaces alone: what LINE_HEAD would say, without it)
+            width = len(head)
+        else:
+            m = LINE_HEAD.match(line)
+            if m is None:
+                return None
+            markers = m.group("markers")
+            width = _columns(markers + m.group("indent"))
         if markers:
             # The run starts a list item's content, if that item's marker stands
             # where an item may (within three columns of its own container).
@@ -924,8 +933,16 @@ class ProseModel(TagModel):
 
     def _code_next(self, s: str, a: int) -> int:
         """``_code_marker_from`` for ``in_fence``'s markers (-1: it listens for none)."""
-        m = self.cfg.matchers.get("in_fence")
-        return -1 if m is None else _code_marker_from(_code_scan(m), s, a)
+        scan = self._fence_scan
+        if scan is None:
+            m = self.cfg.matchers.get("in_fence")
+            if m is None:
+                return -1
+            scan = self._fence_scan = _code_scan(m)
+        return _code_marker_from(scan, s, a)
+
+    #: ``in_fence``'s scan (``_code_next``; optional, as ``_fc_asked``)
+    _fence_scan: _CodeScan | None = None
 
     def _code_shared(self) -> bool:
         """``fence_info`` listens for the markers ``in_fence`` does (``code_listens``):
@@ -983,6 +1000,7 @@ class ProseModel(TagModel):
         return tag
 
     def _markup_in_code(self, offset: int, where: str) -> None:
+        # (``_fence_opener_read`` writes the one for a fence itself: keep them alike)
         self._emit(Diagnostic("markup_in_code", f"tool-call markup in {where}: shown as text, not run", offset, "",
                               "noise"))
 
@@ -1020,34 +1038,38 @@ class ProseModel(TagModel):
             real = self.cfg.openers
             patterns = {e.marker.pattern for e in real.entries} if real is not None else set()
             got = _CODE_OPENER_KEYS[id(m)] = (m, frozenset(e.key for e in m.entries if e.marker.pattern in patterns), {})
-        x = _code_scan(m).at(s, k)
-        seen = x.group() if x is not None else ""
+        # A tag whose prefix up to the first character a marker may end with is complete
+        # is that marker (``Matcher.tag_end``): its verdict is kept by that text.
+        ends = _code_scan(m).ends
+        x = ends(s, k + 1, k + MAX_TAG_CHARS) if ends is not None else None
+        seen = s[k : x.end()] if x is not None else ""
         if seen:
             length = got[2].get(seen)
             if length is not None:
-                return k + length if length else -1
+                return k + length
         j, kind = m.tag_end(s[k], s, k + 1)
-        length = 0
-        if kind == COMPLETE:
-            hit = m.classify(s[k : j + 1])[1]
-            if hit is not None and not hit.entry.anchor and hit.entry.key in got[1]:
-                length = j + 1 - k
-        if seen and j < k + len(seen):
+        if kind != COMPLETE:
+            return -1
+        hit = m.classify(s[k : j + 1])[1]
+        if hit is None or hit.entry.anchor or hit.entry.key not in got[1]:
+            return -1
+        if seen and j + 1 == k + len(seen):
             verdicts = got[2]
             if len(verdicts) >= 1024:
                 verdicts.clear()
-            verdicts[seen] = length
-        return k + length if length else -1
+            verdicts[seen] = j + 1 - k
+        return j + 1
 
     def _fence_opener_read(self, start: int) -> None:
         """``code_opener`` of the opener at ``start`` that ``_fence_opener_end`` found
         (its text is read on with the fence's): what the steps leave of the held tag, and
-        the report."""
+        the report (``_markup_in_code``'s)."""
         self.origin = "in_fence"
         self.tag_start = start
         self.tag_matcher = self.cfg.matchers.get("in_fence")
         self._tag_version += 2  # (tag_begin_enter's, _code_tag's)
-        self._markup_in_code(start, "a fenced code block")
+        self.flush()
+        self.out.append(Diagnostic("markup_in_code", _IN_FENCE, start, "", "noise"))
 
     def info_opener(self, ch: str) -> None:
         """A block opener (or a message header's start) in a fence's info string. A
@@ -1283,7 +1305,8 @@ class ProseModel(TagModel):
                         m = _BLANKS.match(s, p)
                         b = m.end() if m is not None else p
                     # (blanks hold no line end: b is on the current line)
-                    if b < stop and s[b] == c and lo <= _columns(head + s[p:b]) <= hi:
+                    if b < stop and s[b] == c and lo <= (len(head) + b - p if "\t" not in head and "\t" not in s[p:b]
+                                                          else _columns(head + s[p:b])) <= hi:
                         close = self._past_close(s, b)
                         if close < 0:
                             j = b
@@ -1318,7 +1341,7 @@ class ProseModel(TagModel):
                     if e < 0 or e > j:
                         break
                     if mk > a:
-                        self._text(s[a:mk])
+                        self.text_buf.append(s[a:mk])
                         a = mk
                     self._fence_opener_read(self.pos - i + mk)
                     p = e
