@@ -395,13 +395,15 @@ class _CodeScan:
     Matchers that listen for the same markers share one (the three code states do), so
     that what one state's search found serves the others (``ProseModel._code_stop``)."""
 
-    __slots__ = ("m", "full", "ends", "symbol", "word")
+    __slots__ = ("m", "full", "at", "ends", "symbol", "word")
 
     def __init__(self, m: Matcher) -> None:
         symbols = m.symbol_starts
         pattern = m.scan_pattern("", symbols) if symbols else ""
         self.m = m
-        self.full: Callable[[str, int], "re.Match[str] | None"] = re.compile(pattern or "(?!)").search
+        full = re.compile(pattern or "(?!)")
+        self.full: Callable[[str, int], "re.Match[str] | None"] = full.search
+        self.at: Callable[[str, int], "re.Match[str] | None"] = full.match
         #: the search for a character a complete marker may end with (None: not known)
         self.ends: Callable[[str, int, int], "re.Match[str] | None"] | None = (
             re.compile("[" + re.escape(m.end_chars) + "]").search if m.end_chars else None)
@@ -431,49 +433,59 @@ def _code_scan(m: Matcher) -> _CodeScan:
     return scan
 
 
-def _code_marker_from(scan: _CodeScan, s: str, a: int) -> int:
-    """The first offset at or after ``a`` in ``s`` where a marker of ``scan`` may begin
-    (a complete one, or one begun by a symbol start character running off the chunk's
-    end), or -1; the chunk's last word is ``_code_last_word``'s. What it says of an
-    offset depends on ``s`` alone, not on ``a``: an answer at or past a later ``a`` is
-    that ``a``'s answer too, and none means none from any later ``a`` (so one search
-    serves every later question, ``ProseModel._code_stop``). A complete marker is
-    searched for at C speed (one pattern; it may stop where a marker's start
-    character cannot stand, early, which is never wrong: the steps read what is there);
-    a start character only within ``MAX_TAG_CHARS`` of the end is asked whether it
-    runs off it. Most code holds neither."""
-    n = len(s)
-    x = scan.full(s, a)
-    found = x.start() if x is not None else -1
-    lo = n - MAX_TAG_CHARS
-    if lo < a:
-        lo = a
-    hi = n if found < 0 else found
-    if lo < hi:
-        y = scan.symbol(s, lo, hi)
-        while y is not None:
-            k = y.start()
-            if scan.m.tail_viable(s, k):
-                found = hi = k
-                break
-            y = scan.symbol(s, k + 1, hi)
+#: How far ahead ``ProseModel._code_next`` searches a chunk at a time.
+_CODE_AHEAD = 4096
+
+
+def _code_marker_from(scan: _CodeScan, s: str, a: int, b: int, words: int) -> int:
+    """The first offset in ``s[a:b]`` where a complete marker of ``scan`` begins (each
+    start character asked once: a class search, then one match), or where a word marker
+    begins that starts at or after ``words`` (at most ``a``) and ends by ``b``; -1 if
+    none. ``b`` stays ``MAX_TAG_CHARS`` away from the chunk's end, where a marker may
+    run off it (``_code_marker_in``'s). What it says of an offset depends on ``s``
+    alone, so one search serves every later question about ``s[a:b]``
+    (``ProseModel._code_next``)."""
+    found = -1
+    x = scan.symbol(s, a, b)
+    while x is not None:
+        k = x.start()
+        if scan.at(s, k) is not None:
+            found = k
+            break
+        x = scan.symbol(s, k + 1, b)
     if scan.word is not None:
-        w = scan.word(s, a, hi)
+        w = scan.word(s, words, b if found < 0 else found)
         if w is not None:
             found = w.start()
     return found
 
 
-def _code_last_word(scan: _CodeScan, s: str, a: int, b: int) -> int:
-    """Where in ``s[a:b]`` a word marker cut by the chunk's end may begin: the chunk's
-    last word (from ``a`` on: asked from inside a word, the rest of it), if it may be
-    the start of one; else -1."""
+def _code_marker_in(scan: _CodeScan, s: str, a: int, b: int) -> int:
+    """The first offset in ``s[a:b]`` where a marker of ``scan`` may begin: a complete
+    one, or the start of one running off the chunk's end; -1 if none. Each of its start
+    characters there is asked (a class search, then one match: most code holds none);
+    early is never wrong (the steps read what is there). (``_code_marker_from`` answers
+    away from the chunk's end, for a fence's lines, from one search of the chunk.)"""
     n = len(s)
-    if scan.word is None or b < n - MAX_TAG_CHARS or not n or _WORD_CHAR.match(s[-1]) is None:
-        return -1
-    t = _LAST_WORD.search(s, max(a, n - MAX_TAG_CHARS))
-    k = t.start() if t is not None else n
-    return k if k < b and scan.m.tail_viable(s, k) else -1
+    found = -1
+    x = scan.symbol(s, a, b)
+    while x is not None:
+        k = x.start()
+        if scan.at(s, k) is not None or (n - k <= MAX_TAG_CHARS and scan.m.tail_viable(s, k)):
+            found = k
+            break
+        x = scan.symbol(s, k + 1, b)
+    if scan.word is not None:
+        w = scan.word(s, a, b if found < 0 else found)
+        if w is not None:
+            found = w.start()
+        elif b >= n - MAX_TAG_CHARS and n and _WORD_CHAR.match(s[-1]) is not None:
+            # (a word marker cut by the chunk's end: the chunk's last word, if it may be one)
+            t = _LAST_WORD.search(s, max(a, n - MAX_TAG_CHARS))
+            k = t.start() if t is not None else n
+            if k < b and (found < 0 or k < found) and scan.m.tail_viable(s, k):
+                found = k
+    return found
 
 
 #: ``ProseModel._markup_in_code``'s message for a fence.
@@ -910,36 +922,59 @@ class ProseModel(TagModel):
     # markup in code (issue 22, items 7 to 9)
     def _code_stop(self, state: str, s: str, a: int, b: int) -> int:
         """Where in ``s[a:b]`` a marker that the code state ``state`` listens for may
-        begin, or -1: where prose's runs stop reading code, so that the steps read the
-        marker. The chunk is searched once from ``a`` on (``_code_marker_from``), and
-        the answer kept for the later questions about the same chunk (issue 27: the
-        hostile "fences" input asked it of every line, each a search): the code states
-        listen for the same markers, so one search serves them all."""
-        m = self.cfg.matchers.get(state)
-        if m is None or a >= b:
+        begin (``_code_marker_in``), or -1: where prose's runs stop reading code, so
+        that the steps read the marker. (A fence's lines ask ``_code_next``.)"""
+        if a >= b:
             return -1
-        scan = _code_scan(m)
-        seen = self._code_seen
-        if seen is not None and seen[0] is s and seen[1] is scan and seen[2] <= a and (seen[3] < 0 or seen[3] >= a):
-            x = seen[3]
-        else:
-            x = _code_marker_from(scan, s, a)
-            self._code_seen = (s, scan, a, x)
-        if b >= len(s) - MAX_TAG_CHARS:
-            k = _code_last_word(scan, s, a, b)
-            if k >= 0 and (x < 0 or k < x):
-                return k
-        return x if x < b else -1
+        scans = self._code_scans
+        if scans is None:
+            scans = self._code_scans = {}
+        scan = scans.get(state)
+        if scan is None:
+            m = self.cfg.matchers.get(state)
+            if m is None:
+                return -1
+            scan = scans[state] = _code_scan(m)
+        return _code_marker_in(scan, s, a, b)
 
-    def _code_next(self, s: str, a: int) -> int:
-        """``_code_marker_from`` for ``in_fence``'s markers (-1: it listens for none)."""
+    #: (each code state's scan, as ``_code_stop`` first asked it; optional, as ``_fc_asked``)
+    _code_scans: dict[str, _CodeScan] | None = None
+
+    def _code_next(self, s: str, a: int, b: int) -> int:
+        """``_code_stop`` of ``in_fence`` (and of ``fence_info``: ``_code_shared``) for
+        ``s[a:b]``, ``b`` away from the chunk's last MAX_TAG_CHARS characters, through
+        what an earlier search of the chunk found (``_code_seen``): a fence's lines asked
+        one search each (issue 27, the hostile "fences" input). The chunk is searched
+        ahead in windows of at least ``_CODE_AHEAD`` characters (``_code_marker_from``),
+        each read once: where one found nothing, the next goes on from its end."""
         scan = self._fence_scan
         if scan is None:
             m = self.cfg.matchers.get("in_fence")
             if m is None:
                 return -1
             scan = self._fence_scan = _code_scan(m)
-        return _code_marker_from(scan, s, a)
+        seen = self._code_seen
+        frm = since = words = a
+        if seen is not None and seen[0] is s and seen[1] is scan and seen[2] <= a:
+            x = seen[4]
+            if x >= a:
+                return x if x < b else -1
+            upto = seen[3]
+            if x < 0 and b <= upto:
+                return -1
+            if x < 0 and a <= upto:
+                # (nothing up to ``upto``: on from there; a word marker may have run past it)
+                frm = seen[2]
+                since = upto
+                words = max(frm, upto - MAX_TAG_CHARS)
+        upto = min(len(s) - MAX_TAG_CHARS, max(b, since + _CODE_AHEAD))
+        x = _code_marker_from(scan, s, since, upto, words)
+        if 0 <= x < a:
+            frm = since = words = a  # (a word marker begun before ``a``: asked afresh from there)
+            upto = min(len(s) - MAX_TAG_CHARS, max(b, a + _CODE_AHEAD))
+            x = _code_marker_from(scan, s, a, upto, a)
+        self._code_seen = (s, scan, frm, upto, x)
+        return x if x < b else -1
 
     #: ``in_fence``'s scan (``_code_next``; optional, as ``_fc_asked``)
     _fence_scan: _CodeScan | None = None
@@ -957,9 +992,9 @@ class ProseModel(TagModel):
     #: (``_code_shared``, once asked: the configuration does not change)
     _code_info_shared: bool | None = None
 
-    #: (the chunk, the scan, from where, what ``_code_marker_from`` found there): see
-    #: ``_code_stop`` (optional, as ``_fc_asked``)
-    _code_seen: tuple[str, _CodeScan, int, int] | None = None
+    #: (the chunk, the scan, from where to where it was searched, the first marker
+    #: found there or -1): see ``_code_next`` (optional, as ``_fc_asked``)
+    _code_seen: tuple[str, _CodeScan, int, int, int] | None = None
 
     def span_holds(self, ch: str) -> bool:
         return self.code_held is not None
@@ -1042,6 +1077,8 @@ class ProseModel(TagModel):
         # is that marker (``Matcher.tag_end``): its verdict is kept by that text.
         ends = _code_scan(m).ends
         x = ends(s, k + 1, k + MAX_TAG_CHARS) if ends is not None else None
+        if x is None and ends is not None:
+            return -1  # (no character a marker may end with in reach: none is complete here)
         seen = s[k : x.end()] if x is not None else ""
         if seen:
             length = got[2].get(seen)
@@ -1251,11 +1288,8 @@ class ProseModel(TagModel):
         p = i
         a = i  # s[a:p]: read, not yet in the buffer
         st = self.state
-        # Where a marker code listens for may begin, at or after where it was last asked
-        # (``_code_marker_from``: -1 none up to the chunk's end, -2 not asked yet): one
-        # search serves every line of every fence up to it. (Within MAX_TAG_CHARS of the
-        # chunk's end, ``_code_stop`` is asked: a word marker may run off it there.)
-        cn = -2
+        # (Code's markers are asked of ``_code_next`` away from the chunk's end, of
+        # ``_code_stop`` within MAX_TAG_CHARS of it: a marker may run off it there.)
         near_end = n - MAX_TAG_CHARS
         while p < n:
             if st == "in_fence":
@@ -1327,16 +1361,21 @@ class ProseModel(TagModel):
                                     j = r
                                     break
                                 k = close
+                seen = self._code_seen
                 if j >= near_end:
                     mk = self._code_stop("in_fence", s, p, j)
+                elif seen is not None and seen[0] is s and seen[4] >= p and seen[2] <= p and seen[1] is self._fence_scan:
+                    mk = seen[4] if seen[4] < j else -1  # (``_code_next``'s first answer, inline)
                 else:
-                    if cn < p and cn != -1:
-                        cn = self._code_next(s, p)
-                    mk = cn if cn < j else -1
+                    mk = self._code_next(s, p, j)
                 while mk >= 0:
                     # An opener whole in the chunk: code_opener's row, read here (issue 27:
                     # the hostile "fences" input left the run at every one); anything else
                     # (a message's end, a marker cut by the chunk's end) the steps read.
+                    # (Not asked in a token-sized chunk's last MAX_TAG_CHARS: a marker
+                    # there is mostly cut by its end.)
+                    if mk >= near_end:
+                        break
                     e = self._fence_opener_end(s, mk)
                     if e < 0 or e > j:
                         break
@@ -1348,8 +1387,7 @@ class ProseModel(TagModel):
                     if j >= near_end:
                         mk = self._code_stop("in_fence", s, p, j)
                     else:
-                        cn = self._code_next(s, p)
-                        mk = cn if cn < j else -1
+                        mk = self._code_next(s, p, j)
                 if mk >= 0:
                     p = mk  # (markup, or a message's end: the steps read it)
                     break
@@ -1584,9 +1622,7 @@ class ProseModel(TagModel):
                 elif t >= near_end or not (shared if shared is not None else self._code_shared()):
                     mk = self._code_stop("fence_info", s, p, t)
                 else:
-                    if cn < p and cn != -1:
-                        cn = self._code_next(s, p)
-                    mk = cn if cn < t else -1
+                    mk = self._code_next(s, p, t)
                 if mk >= 0:
                     p = mk
                     break
