@@ -301,3 +301,43 @@ def test_runners_agree_on_lines_of_spans_prose_and_stops(data: st.DataObject) ->
     compiled = run([doc] if data.draw(st.booleans()) else data.draw(chunks(doc)), dialects=dialects)
     assert merged(compiled) == merged(reference)
     assert "".join(e.raw for e in compiled) == doc
+
+
+#: Lines of fenced code with markup in it (issue 22's ``markup_in_code``, read inside the
+#: fence's run since issue 27): openers of several dialects, a message's end, a word
+#: marker, a tag that is none, an opener cut short; fence lines of both characters,
+#: longer and indented closers, runs that close nothing, info strings (with markup),
+#: list items and block quotes; a whole call, read as one only outside code.
+MARKUP_FENCE_LINES = ["```", "````", "~~~", "~~~~", "```py", "~~~ <tool_call>", "```<tool_call>", "``` x",
+                      "   ```", "    ```", "  ~~~", "```  ", "``` y", "~~~~~", "- ```", "- ~~~", "1. ```", "  - ~~~",
+                      "> ```", "> ~~~", "> code <tool_call>", "\t```", "",
+                      "code <tool_call>", "<tool_call>", "a <tool_call> b <tool_calls> c", "<|end|>",
+                      "x <|start|>assistant", "functools", "a functools b", "afunctools", "<b>", "<tool_call",
+                      "  <tool_call>  ", "<minimax:tool_call> <|tool_call_start|>", "[TOOL_CALLS]",
+                      "<tool_call>\n<function=f>\n<parameter=a>\nv\n</parameter>\n</function>\n</tool_call>"]
+
+
+@given(st.data())
+def test_runners_agree_on_markup_in_fences(data: st.DataObject) -> None:
+    """Markup in fenced code is text, reported (``markup_in_code``): the fence's run
+    reads a whole opener on its lines itself (``ProseModel._fence_opener_end``) and
+    searches the chunk for markup once for all its lines (``_code_stop``), as the
+    steps read them: fences closed or not (the document may end in one), by a longer
+    or indented run or by nothing, of backticks and tildes, with info strings, in list
+    items and block quotes; fed whole, or in pieces of 1, 2, 3 or 7 characters, or at
+    random, with prose after it or not (a marker within MAX_TAG_CHARS of the chunk's end
+    is the steps' to decide)."""
+    lines = data.draw(st.lists(st.sampled_from(MARKUP_FENCE_LINES), min_size=1, max_size=14))
+    doc = "\n".join(lines) + data.draw(st.sampled_from(["", "\n", "\nand after" * 40]))
+    dialects = data.draw(st.sampled_from([None, ["qwen3_coder"], ["harmony", "hermes"]]))
+    how = data.draw(st.sampled_from(["whole", 1, 2, 3, 7, "random"]))
+    if how == "whole":
+        pieces = [doc]
+    elif how == "random":
+        pieces = data.draw(chunks(doc))
+    else:
+        pieces = [doc[k : k + how] for k in range(0, len(doc), how)]
+    reference = run([doc], runner="reference", dialects=dialects)
+    compiled = run(pieces, dialects=dialects)
+    assert merged(compiled) == merged(reference)
+    assert "".join(e.raw for e in compiled) == doc

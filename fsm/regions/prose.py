@@ -45,7 +45,7 @@ from callsieve.native import mypyc_attr, trait
 from callsieve.events import Diagnostic, Text
 from callsieve.grammar.states import ALL, CLASSES, EOF_TRIGGER, RANK_RETURN, START, Listen, Region, StateDecl, but, on
 from callsieve.grammar.api import MAX_TAG_CHARS
-from callsieve.matcher import Matcher
+from callsieve.matcher import COMPLETE, Matcher
 from callsieve.regions import LINE_TAIL, ModelBase
 from callsieve.regions.tag import TagModel
 
@@ -387,47 +387,115 @@ def _span_close_on_line(s: str, p: int, length: int) -> int:
         p = r
 
 
-#: Per code matcher: (it, the search for one of its symbol start characters, the match
-#: of a complete marker at one, the search for a word marker or None).
-_CODE_SCANS: dict[int, tuple[Matcher, Callable[[str, int, int], "re.Match[str] | None"],
-                             Callable[[str, int], "re.Match[str] | None"],
-                             Callable[[str, int, int], "re.Match[str] | None"] | None]] = {}
+class _CodeScan:
+    """How code is searched for the markers of one code matcher (``_code_scan``): the
+    search for a complete marker begun by a symbol start character, the search for one
+    of those characters (a marker running off the chunk's end), the search for a word
+    marker (None: none), and a matcher that reads the same markers (``tail_viable``).
+    Matchers that listen for the same markers share one (the three code states do), so
+    that what one state's search found serves the others (``ProseModel._code_stop``)."""
 
+    __slots__ = ("m", "full", "at", "ends", "symbol", "word")
 
-def _code_marker_in(m: Matcher, s: str, a: int, b: int) -> int:
-    """The first offset in ``s[a:b]`` where a marker of ``m`` may begin: a complete one,
-    or the start of one running off the chunk's end; -1 if none. Each of its start
-    characters there is asked (a class search, then one match: most code holds none);
-    early is never wrong (the steps read what is there)."""
-    got = _CODE_SCANS.get(id(m))
-    if got is None or got[0] is not m:
-        if len(_CODE_SCANS) >= 64:
-            _CODE_SCANS.clear()
+    def __init__(self, m: Matcher) -> None:
         symbols = m.symbol_starts
-        got = _CODE_SCANS[id(m)] = (
-            m, re.compile("[" + re.escape(symbols) + "]" if symbols else "(?!)").search,
-            re.compile(m.scan_pattern("", symbols) if symbols and m.scan_pattern("", symbols) else "(?!)").match,
+        pattern = m.scan_pattern("", symbols) if symbols else ""
+        self.m = m
+        full = re.compile(pattern or "(?!)")
+        self.full: Callable[[str, int], "re.Match[str] | None"] = full.search
+        self.at: Callable[[str, int], "re.Match[str] | None"] = full.match
+        #: the search for a character a complete marker may end with (None: not known)
+        self.ends: Callable[[str, int, int], "re.Match[str] | None"] | None = (
+            re.compile("[" + re.escape(m.end_chars) + "]").search if m.end_chars else None)
+        self.symbol: Callable[[str, int, int], "re.Match[str] | None"] = re.compile(
+            "[" + re.escape(symbols) + "]" if symbols else "(?!)").search
+        self.word: Callable[[str, int, int], "re.Match[str] | None"] | None = (
             re.compile(m.word_scan).search if m.word_scan else None)
-    n = len(s)
+
+
+#: Per code matcher: (it, its scan); the scans by the markers they read.
+_CODE_SCANS: dict[int, tuple[Matcher, _CodeScan]] = {}
+_CODE_SCANS_BY_MARKERS: dict[tuple[tuple[object, bool], ...], _CodeScan] = {}
+
+
+def _code_scan(m: Matcher) -> _CodeScan:
+    got = _CODE_SCANS.get(id(m))
+    if got is not None and got[0] is m:
+        return got[1]
+    if len(_CODE_SCANS) >= 64:
+        _CODE_SCANS.clear()
+        _CODE_SCANS_BY_MARKERS.clear()
+    key = tuple((e.marker.pattern, e.prefixed) for e in m.entries)
+    scan = _CODE_SCANS_BY_MARKERS.get(key)
+    if scan is None:
+        scan = _CODE_SCANS_BY_MARKERS[key] = _CodeScan(m)
+    _CODE_SCANS[id(m)] = (m, scan)
+    return scan
+
+
+#: How far ahead ``ProseModel._code_next`` searches a chunk at a time.
+_CODE_AHEAD = 4096
+
+
+def _code_marker_from(scan: _CodeScan, s: str, a: int, b: int, words: int) -> int:
+    """The first offset in ``s[a:b]`` where a complete marker of ``scan`` begins (each
+    start character asked once: a class search, then one match), or where a word marker
+    begins that starts at or after ``words`` (at most ``a``) and ends by ``b``; -1 if
+    none. ``b`` stays ``MAX_TAG_CHARS`` away from the chunk's end, where a marker may
+    run off it (``_code_marker_in``'s). What it says of an offset depends on ``s``
+    alone, so one search serves every later question about ``s[a:b]``
+    (``ProseModel._code_next``)."""
     found = -1
-    x = got[1](s, a, b)
+    x = scan.symbol(s, a, b)
     while x is not None:
         k = x.start()
-        if got[2](s, k) is not None or (n - k <= MAX_TAG_CHARS and m.tail_viable(s, k)):
+        if scan.at(s, k) is not None:
             found = k
             break
-        x = got[1](s, k + 1, b)
-    if got[3] is not None:
-        w = got[3](s, a, b if found < 0 else found)
+        x = scan.symbol(s, k + 1, b)
+    if scan.word is not None:
+        w = scan.word(s, words, b if found < 0 else found)
         if w is not None:
             found = w.start()
-        elif b >= n - MAX_TAG_CHARS and n and _WORD_CHAR.match(s[-1]):
+    return found
+
+
+def _code_marker_in(scan: _CodeScan, s: str, a: int, b: int) -> int:
+    """The first offset in ``s[a:b]`` where a marker of ``scan`` may begin: a complete
+    one, or the start of one running off the chunk's end; -1 if none. Each of its start
+    characters there is asked (a class search, then one match: most code holds none);
+    early is never wrong (the steps read what is there). (``_code_marker_from`` answers
+    away from the chunk's end, for a fence's lines, from one search of the chunk.)"""
+    n = len(s)
+    found = -1
+    x = scan.symbol(s, a, b)
+    while x is not None:
+        k = x.start()
+        if scan.at(s, k) is not None or (n - k <= MAX_TAG_CHARS and scan.m.tail_viable(s, k)):
+            found = k
+            break
+        x = scan.symbol(s, k + 1, b)
+    if scan.word is not None:
+        w = scan.word(s, a, b if found < 0 else found)
+        if w is not None:
+            found = w.start()
+        elif b >= n - MAX_TAG_CHARS and n and _WORD_CHAR.match(s[-1]) is not None:
             # (a word marker cut by the chunk's end: the chunk's last word, if it may be one)
             t = _LAST_WORD.search(s, max(a, n - MAX_TAG_CHARS))
             k = t.start() if t is not None else n
-            if k < b and (found < 0 or k < found) and m.tail_viable(s, k):
+            if k < b and (found < 0 or k < found) and scan.m.tail_viable(s, k):
                 found = k
     return found
+
+
+#: ``ProseModel._markup_in_code``'s message for a fence.
+_IN_FENCE = "tool-call markup in a fenced code block: shown as text, not run"
+
+#: Per code matcher (by id, with it): the keys of its entries that are real openers
+#: (``Config.openers``): those ``code_listens`` gave ``code_opener``'s row, the rest
+#: (a message's end) ``code_token_end``'s; and the openers ``_fence_opener_end`` read,
+#: by their text (their length).
+_CODE_OPENER_KEYS: dict[int, tuple[Matcher, frozenset[str], dict[str, int]]] = {}
 
 
 _WORD_CHAR = re.compile(r"\w")
@@ -541,11 +609,16 @@ class ProseModel(TagModel):
         lines before it are read in the window). With ``end`` (the line's newline in
         ``s``, ``s[lo:end]`` the window's end), they are read there if the last two
         decide (``_container_near``), else it says ``_ASK``: the window must be asked."""
-        m = LINE_HEAD.match(line)
-        if m is None:
-            return None
-        markers = m.group("markers")
-        width = _columns(markers + m.group("indent"))
+        head = line[1:]
+        if line[:1] == "\n" and not head.strip(" "):
+            markers = ""  # (spaces alone: what LINE_HEAD would say, without it)
+            width = len(head)
+        else:
+            m = LINE_HEAD.match(line)
+            if m is None:
+                return None
+            markers = m.group("markers")
+            width = _columns(markers + m.group("indent"))
         if markers:
             # The run starts a list item's content, if that item's marker stands
             # where an item may (within three columns of its own container).
@@ -850,9 +923,78 @@ class ProseModel(TagModel):
     def _code_stop(self, state: str, s: str, a: int, b: int) -> int:
         """Where in ``s[a:b]`` a marker that the code state ``state`` listens for may
         begin (``_code_marker_in``), or -1: where prose's runs stop reading code, so
-        that the steps read the marker."""
-        m = self.cfg.matchers.get(state)
-        return -1 if m is None or a >= b else _code_marker_in(m, s, a, b)
+        that the steps read the marker. (A fence's lines ask ``_code_next``.)"""
+        if a >= b:
+            return -1
+        scans = self._code_scans
+        if scans is None:
+            scans = self._code_scans = {}
+        scan = scans.get(state)
+        if scan is None:
+            m = self.cfg.matchers.get(state)
+            if m is None:
+                return -1
+            scan = scans[state] = _code_scan(m)
+        return _code_marker_in(scan, s, a, b)
+
+    #: (each code state's scan, as ``_code_stop`` first asked it; optional, as ``_fc_asked``)
+    _code_scans: dict[str, _CodeScan] | None = None
+
+    def _code_next(self, s: str, a: int, b: int) -> int:
+        """``_code_stop`` of ``in_fence`` (and of ``fence_info``: ``_code_shared``) for
+        ``s[a:b]``, ``b`` away from the chunk's last MAX_TAG_CHARS characters, through
+        what an earlier search of the chunk found (``_code_seen``): a fence's lines asked
+        one search each (issue 27, the hostile "fences" input). The chunk is searched
+        ahead in windows of at least ``_CODE_AHEAD`` characters (``_code_marker_from``),
+        each read once: where one found nothing, the next goes on from its end."""
+        scan = self._fence_scan
+        if scan is None:
+            m = self.cfg.matchers.get("in_fence")
+            if m is None:
+                return -1
+            scan = self._fence_scan = _code_scan(m)
+        seen = self._code_seen
+        frm = since = words = a
+        if seen is not None and seen[0] is s and seen[1] is scan and seen[2] <= a:
+            x = seen[4]
+            if x >= a:
+                return x if x < b else -1
+            upto = seen[3]
+            if x < 0 and b <= upto:
+                return -1
+            if x < 0 and a <= upto:
+                # (nothing up to ``upto``: on from there; a word marker may have run past it)
+                frm = seen[2]
+                since = upto
+                words = max(frm, upto - MAX_TAG_CHARS)
+        upto = min(len(s) - MAX_TAG_CHARS, max(b, since + _CODE_AHEAD))
+        x = _code_marker_from(scan, s, since, upto, words)
+        if 0 <= x < a:
+            frm = since = words = a  # (a word marker begun before ``a``: asked afresh from there)
+            upto = min(len(s) - MAX_TAG_CHARS, max(b, a + _CODE_AHEAD))
+            x = _code_marker_from(scan, s, a, upto, a)
+        self._code_seen = (s, scan, frm, upto, x)
+        return x if x < b else -1
+
+    #: ``in_fence``'s scan (``_code_next``; optional, as ``_fc_asked``)
+    _fence_scan: _CodeScan | None = None
+
+    def _code_shared(self) -> bool:
+        """``fence_info`` listens for the markers ``in_fence`` does (``code_listens``):
+        ``_code_next`` answers for it too."""
+        shared = self._code_info_shared
+        if shared is None:
+            m = self.cfg.matchers.get("in_fence")
+            k = self.cfg.matchers.get("fence_info")
+            shared = self._code_info_shared = m is not None and k is not None and _code_scan(m) is _code_scan(k)
+        return shared
+
+    #: (``_code_shared``, once asked: the configuration does not change)
+    _code_info_shared: bool | None = None
+
+    #: (the chunk, the scan, from where to where it was searched, the first marker
+    #: found there or -1): see ``_code_next`` (optional, as ``_fc_asked``)
+    _code_seen: tuple[str, _CodeScan, int, int, int] | None = None
 
     def span_holds(self, ch: str) -> bool:
         return self.code_held is not None
@@ -893,6 +1035,7 @@ class ProseModel(TagModel):
         return tag
 
     def _markup_in_code(self, offset: int, where: str) -> None:
+        # (``_fence_opener_read`` writes the one for a fence itself: keep them alike)
         self._emit(Diagnostic("markup_in_code", f"tool-call markup in {where}: shown as text, not run", offset, "",
                               "noise"))
 
@@ -912,6 +1055,58 @@ class ProseModel(TagModel):
             else:
                 marks.append(start)
         self._text(tag)
+
+    def _fence_opener_end(self, s: str, k: int) -> int:
+        """Where ``in_fence``'s scan stopped, at ``s[k]``: the end of the opener that the
+        steps would read there as ``code_opener``'s row (``tag_begin_enter``, the held
+        tag's run to the character that completes it, its hit: unanchored, no block
+        open, an opener rather than a message's end), whole in ``s``; else -1 (the
+        steps read it). Decided once per text the scan matches there (what the held
+        tag's run reads is that text's when it ends inside it)."""
+        m = self.cfg.matchers.get("in_fence")
+        if m is None or self.block is not None or s[k] in m.one_chars:
+            return -1
+        got = _CODE_OPENER_KEYS.get(id(m))
+        if got is None or got[0] is not m:
+            if len(_CODE_OPENER_KEYS) >= 64:
+                _CODE_OPENER_KEYS.clear()
+            real = self.cfg.openers
+            patterns = {e.marker.pattern for e in real.entries} if real is not None else set()
+            got = _CODE_OPENER_KEYS[id(m)] = (m, frozenset(e.key for e in m.entries if e.marker.pattern in patterns), {})
+        # A tag whose prefix up to the first character a marker may end with is complete
+        # is that marker (``Matcher.tag_end``): its verdict is kept by that text.
+        ends = _code_scan(m).ends
+        x = ends(s, k + 1, k + MAX_TAG_CHARS) if ends is not None else None
+        if x is None and ends is not None:
+            return -1  # (no character a marker may end with in reach: none is complete here)
+        seen = s[k : x.end()] if x is not None else ""
+        if seen:
+            length = got[2].get(seen)
+            if length is not None:
+                return k + length
+        j, kind = m.tag_end(s[k], s, k + 1)
+        if kind != COMPLETE:
+            return -1
+        hit = m.classify(s[k : j + 1])[1]
+        if hit is None or hit.entry.anchor or hit.entry.key not in got[1]:
+            return -1
+        if seen and j + 1 == k + len(seen):
+            verdicts = got[2]
+            if len(verdicts) >= 1024:
+                verdicts.clear()
+            verdicts[seen] = j + 1 - k
+        return j + 1
+
+    def _fence_opener_read(self, start: int) -> None:
+        """``code_opener`` of the opener at ``start`` that ``_fence_opener_end`` found
+        (its text is read on with the fence's): what the steps leave of the held tag, and
+        the report (``_markup_in_code``'s)."""
+        self.origin = "in_fence"
+        self.tag_start = start
+        self.tag_matcher = self.cfg.matchers.get("in_fence")
+        self._tag_version += 2  # (tag_begin_enter's, _code_tag's)
+        self.flush()
+        self.out.append(Diagnostic("markup_in_code", _IN_FENCE, start, "", "noise"))
 
     def info_opener(self, ch: str) -> None:
         """A block opener (or a message header's start) in a fence's info string. A
@@ -1093,6 +1288,9 @@ class ProseModel(TagModel):
         p = i
         a = i  # s[a:p]: read, not yet in the buffer
         st = self.state
+        # (Code's markers are asked of ``_code_next`` away from the chunk's end, of
+        # ``_code_stop`` within MAX_TAG_CHARS of it: a marker may run off it there.)
+        near_end = n - MAX_TAG_CHARS
         while p < n:
             if st == "in_fence":
                 # text_char up to where a run may close the fence (fence_may_close:
@@ -1141,7 +1339,8 @@ class ProseModel(TagModel):
                         m = _BLANKS.match(s, p)
                         b = m.end() if m is not None else p
                     # (blanks hold no line end: b is on the current line)
-                    if b < stop and s[b] == c and lo <= _columns(head + s[p:b]) <= hi:
+                    if b < stop and s[b] == c and lo <= (len(head) + b - p if "\t" not in head and "\t" not in s[p:b]
+                                                          else _columns(head + s[p:b])) <= hi:
                         close = self._past_close(s, b)
                         if close < 0:
                             j = b
@@ -1162,7 +1361,33 @@ class ProseModel(TagModel):
                                     j = r
                                     break
                                 k = close
-                mk = self._code_stop("in_fence", s, p, j)
+                seen = self._code_seen
+                if j >= near_end:
+                    mk = self._code_stop("in_fence", s, p, j)
+                elif seen is not None and seen[0] is s and seen[4] >= p and seen[2] <= p and seen[1] is self._fence_scan:
+                    mk = seen[4] if seen[4] < j else -1  # (``_code_next``'s first answer, inline)
+                else:
+                    mk = self._code_next(s, p, j)
+                while mk >= 0:
+                    # An opener whole in the chunk: code_opener's row, read here (issue 27:
+                    # the hostile "fences" input left the run at every one); anything else
+                    # (a message's end, a marker cut by the chunk's end) the steps read.
+                    # (Not asked in a token-sized chunk's last MAX_TAG_CHARS: a marker
+                    # there is mostly cut by its end.)
+                    if mk >= near_end:
+                        break
+                    e = self._fence_opener_end(s, mk)
+                    if e < 0 or e > j:
+                        break
+                    if mk > a:
+                        self.text_buf.append(s[a:mk])
+                        a = mk
+                    self._fence_opener_read(self.pos - i + mk)
+                    p = e
+                    if j >= near_end:
+                        mk = self._code_stop("in_fence", s, p, j)
+                    else:
+                        mk = self._code_next(s, p, j)
                 if mk >= 0:
                     p = mk  # (markup, or a message's end: the steps read it)
                     break
@@ -1390,7 +1615,14 @@ class ProseModel(TagModel):
                     t = s.find("`", p, k if k >= 0 else n)
                     if t >= 0:
                         k = t  # (read up to it, markup before it stepped first)
-                mk = self._code_stop("fence_info", s, p, k if k >= 0 else n)
+                t = k if k >= 0 else n
+                shared = self._code_info_shared
+                if p >= t:
+                    mk = -1
+                elif t >= near_end or not (shared if shared is not None else self._code_shared()):
+                    mk = self._code_stop("fence_info", s, p, t)
+                else:
+                    mk = self._code_next(s, p, t)
                 if mk >= 0:
                     p = mk
                     break
