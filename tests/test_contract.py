@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import re
 
 import pytest
@@ -90,10 +92,38 @@ def test_raise_delivers_what_drop_delivers_up_to_the_first_released_block(data: 
     if cut is None:
         assert raised == dropped
         return
-    assert raised[:-1] == dropped[:cut]
+    # A block whose call had begun is read on to its close under "drop" (block_rest,
+    # docs/abandoned-calls.md), and all of it rides on the abandoned calls' raw; "raise"
+    # stops the stream where the block failed, so the same events carry the block up to
+    # there: each such raw a prefix of drop's, everything else the same.
+    tail = 0
+    while tail < cut and isinstance(dropped[cut - 1 - tail], callsieve.ToolCallAbandoned):
+        tail += 1
+    assert len(raised) - 1 == cut
+    assert raised[: cut - tail] == dropped[: cut - tail]
+    for r_ab, d_ab in zip(raised[cut - tail : cut], dropped[cut - tail : cut]):
+        assert isinstance(r_ab, callsieve.ToolCallAbandoned) and isinstance(d_ab, callsieve.ToolCallAbandoned)
+        assert replace(r_ab, raw="") == replace(d_ab, raw="") and d_ab.raw.startswith(r_ab.raw)
     r, d = raised[-1], dropped[cut]
     assert isinstance(r, callsieve.Diagnostic) and isinstance(d, callsieve.Diagnostic)
     assert (r.code, r.offset, r.raw, r.message[: -len("; raised")]) == (d.code, d.offset, d.raw, d.message[: -len("; dropped")])
+
+
+def test_raise_stops_where_a_begun_block_failed_and_drop_reads_it_on_to_its_close() -> None:
+    # Found by the property above: "drop" reads a block whose call had begun on to its
+    # close and puts all of it on the abandoned call's raw; "raise" stops the stream where
+    # the block failed, so its abandoned call carries the block up to there.
+    block = '<｜DSML｜tool_calls><｜DSML｜ invoke name="f">\n'
+    doc = "\n```\n\n```\n" + block + "zz\n</｜DSML｜tool_calls>"
+    for n in (len(doc), 1, 3, 7):
+        pieces = [doc[i : i + n] for i in range(0, len(doc), n)]
+        for runner in ("compiled", "reference"):
+            raised = merged(run(pieces, on_malformed="raise", runner=runner))
+            dropped = merged(run(pieces, on_malformed="drop", runner=runner))
+            r = [e for e in raised if isinstance(e, callsieve.ToolCallAbandoned)]
+            d = [e for e in dropped if isinstance(e, callsieve.ToolCallAbandoned)]
+            assert [e.raw for e in r] == [block] and [e.raw for e in d] == [block + "zz\n</｜DSML｜tool_calls>"]
+            assert "".join(e.raw for e in dropped) == doc and doc.startswith("".join(e.raw for e in raised))
 
 
 def test_raise_and_drop_say_the_same_reason_for_a_block_read_on_to_the_stream_end() -> None:
