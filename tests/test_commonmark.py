@@ -372,6 +372,23 @@ def test_a_failed_fences_run_as_long_as_the_open_span_closes_it() -> None:
         assert not called(events) & {"probe0", "probe2"}, len(pieces)
 
 
+def test_a_failed_fences_run_inside_a_span_opens_a_span_holding_the_opener_in_its_info_string() -> None:
+    # Found by the property above. "````a`b" opens no fence (a backtick in its info
+    # string): its run opens a span of four, never closed, so its backticks are text and
+    # the runs after it pair up; " ```<probe0> ```" is no fence either, and its two runs
+    # make a span that holds probe0. callsieve read the line's first run as one inside
+    # the open span but, the opener being held from the info string, only noted it (as
+    # runs after a held opener are), so the second run closed nothing and probe0 ran.
+    doc = "y\n````a`b\n ```" + P0 + " ```"
+    in_code, excused = code_probes(doc)
+    assert in_code - excused == {"probe0"}, "the oracle says code"
+    for pieces in chunked(doc):
+        for runner in ("compiled", "reference"):
+            events = run(pieces, runner=runner)
+            assert "".join(e.raw for e in events) == doc
+            assert not called(events), (len(pieces), runner)
+
+
 def test_markers_one_after_another_open_nested_items_and_a_fence_in_the_inner_one_ends_with_it() -> None:
     # Found by the property above (thorough profile). "- 1." opens an item holding an
     # empty item (content column 5), which holds the fence below it; "  ```", left of

@@ -897,6 +897,8 @@ class ProseModel(TagModel):
         closed the span: ``span_len`` 0 says no span is open, and ``run_starts_afresh``
         reads this backtick's run as a new one, in prose. (Rather than a row of its own
         to ``text``: the backtick's run is read where any run in an ended span is.)"""
+        # (an opener held from the info string stands after the fence's run)
+        held_after_run = self.hold_in_info and self.code_held is not None
         self.hold_in_info = False  # (an opener held from the info string: in the span now)
         if self.fence_over_span == self.fence_len:
             self.span_len = 0
@@ -907,7 +909,22 @@ class ProseModel(TagModel):
             self.run_char = "`"
             self.run_len = self.fence_len
             if self.run_closes_inner(ch):
-                self.close_inner(ch)
+                if held_after_run:
+                    # (the inner span it closes ended before the held opener: not code)
+                    inner = self.span_inner
+                    assert inner is not None
+                    del inner[inner.index(self.run_len):]
+                else:
+                    self.close_inner(ch)
+            elif held_after_run:
+                # The run stands before the held opener: a span it opens would hold it
+                # (open_inner only notes runs after a held opener). Found by the
+                # CommonMark oracle: ``y\n````a`b\n ```<opener> ```` ran the call.
+                inner = self.span_inner
+                if inner is None:
+                    self.span_inner = [self.run_len]
+                else:
+                    inner.append(self.run_len)
             else:
                 self.open_inner(ch)
         else:
