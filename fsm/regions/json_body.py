@@ -43,6 +43,17 @@ _LITERALS = ("true", "false", "null")
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _HEX = frozenset("0123456789abcdefABCDEF")
 _CTRL = re.compile(r"[\x00-\x1f]")
+
+
+def _before_control(seg: str, i: int, j: int) -> int:
+    """Where a string run over ``seg`` (``s[i:j]``) stops under ``strict``: at its first
+    raw control character, which makes the body malformed where it stands (the steps'
+    character: after it, the body's bad rows), so what comes before it streams as the
+    steps stream it; ``j`` when there is none."""
+    ctrl = _CTRL.search(seg)
+    return j if ctrl is None else i + ctrl.start()
+
+
 #: The longest JSON integer Python converts (``sys.int_max_str_digits``, 4,300 by
 #: default; 0: no limit). A longer one is refused, never a ValueError out of feed().
 _INT_DIGITS = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
@@ -351,16 +362,10 @@ class JsonBodyModel(CaptureModel):
         j = min(j, i + self.run_budget())
         seg = s[i:j]
         if self.cfg.strict:
-            ctrl = _CTRL.search(seg)
-            if ctrl is not None:
-                # Strict: a raw control character makes the body malformed where it
-                # stands; what comes before it streams as the steps stream it, and the
-                # character itself is the steps' (after it, the body's bad rows).
-                k = ctrl.start()
-                if not k:
-                    return i
-                j = i + k
-                seg = seg[:k]
+            j = _before_control(seg, i, j)
+            if j == i:
+                return i
+            seg = s[i:j]
         self._hold(seg)
         self._flush_high()
         if _CTRL.search(seg):
@@ -378,14 +383,10 @@ class JsonBodyModel(CaptureModel):
         assert b is not None
         seg = s[i:j]
         if self.cfg.strict:
-            ctrl = _CTRL.search(seg)
-            if ctrl is not None:
-                # (as in ``j_str_run``: up to a raw control character, which is the steps')
-                k = ctrl.start()
-                if not k:
-                    return i
-                j = i + k
-                seg = seg[:k]
+            j = _before_control(seg, i, j)
+            if j == i:
+                return i
+            seg = s[i:j]
         b.raw.append(seg)
         b.raw_len += j - i
         if self.jhigh:
