@@ -136,6 +136,10 @@ class _Digest:
             owner = getattr(obj, "__self__", None)
             return [name, obj.__qualname__.encode(), b"" if isinstance(owner, types.ModuleType) else self(owner),
                     self(getattr(obj, "__func__", None))]
+        if isinstance(obj, (types.MethodDescriptorType, types.WrapperDescriptorType, types.ClassMethodDescriptorType,
+                            types.GetSetDescriptorType, types.MemberDescriptorType)):
+            # (a compiled class's methods and attributes: its code is its class's)
+            return [name, obj.__qualname__.encode(), f"{obj.__objclass__.__module__}.{obj.__objclass__.__qualname__}".encode()]
         if isinstance(obj, functools.partial):
             return [name, self(obj.func), self(obj.args), self(obj.keywords)]
         if isinstance(obj, type):
@@ -150,6 +154,13 @@ class _Digest:
         for slot in getattr(kind, "__slots__", ()):
             if hasattr(obj, slot):
                 fields[slot] = getattr(obj, slot)
+        # A class mypyc compiled (the compiled build) keeps its attributes natively, with
+        # no __dict__ or __slots__; it lists them in __mypyc_attrs__ (its closures too).
+        for klass in kind.__mro__:
+            for attr in getattr(klass, "__mypyc_attrs__", ()):
+                if not attr.startswith("__") or attr == "__mypyc_env__":
+                    if hasattr(obj, attr):
+                        fields[attr] = getattr(obj, attr)
         assert fields or dataclasses.is_dataclass(obj), f"no way to digest a {kind.__qualname__}"
         return [name, *(self(k) + self(v) for k, v in sorted(fields.items()) if k not in _FILLED_AS_IT_RUNS)]
 
