@@ -360,12 +360,11 @@ class JsonBodyModel(CaptureModel):
 
     def j_str_run(self, s: str, i: int, j: int) -> int:
         j = min(j, i + self.run_budget())
-        seg = s[i:j]
         if self.cfg.strict:
-            j = _before_control(seg, i, j)
+            j = _before_control(s[i:j], i, j)
             if j == i:
                 return i
-            seg = s[i:j]
+        seg = s[i:j]
         self._hold(seg)
         self._flush_high()
         if _CTRL.search(seg):
@@ -381,12 +380,11 @@ class JsonBodyModel(CaptureModel):
         (issue 27)."""
         b = self.block
         assert b is not None
-        seg = s[i:j]
         if self.cfg.strict:
-            j = _before_control(seg, i, j)
+            j = _before_control(s[i:j], i, j)
             if j == i:
                 return i
-            seg = s[i:j]
+        seg = s[i:j]
         b.raw.append(seg)
         b.raw_len += j - i
         if self.jhigh:
