@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 import callsieve
 from callsieve.grammar import REGISTRY, cdata, reasoning
-from callsieve.grammar.api import Dialect, Raw
+from callsieve.grammar.api import Dialect, JsonValue, Raw
+from callsieve.regions.block import unterminated_heredoc
 from callsieve.regions.reasoning import prefill_state
 
 _T = TypeVar("_T")
@@ -132,6 +133,12 @@ def reasoning_text(events: list[callsieve.Event]) -> str:
 
 def codes(events: list[callsieve.Event]) -> list[str]:
     return [e.code for e in events if isinstance(e, callsieve.Diagnostic)]
+
+
+def codes_besides_heredocs(events: list[callsieve.Event]) -> list[str]:
+    """``codes`` without ``unterminated_heredoc``: a property's drawn raw value may open a
+    heredoc, said apart from the deviation it checks (counted by ``heredocs_said``)."""
+    return [c for c in codes(events) if c != "unterminated_heredoc"]
 
 
 # ---------------------------------------------------------------- well-formed inputs
@@ -294,6 +301,29 @@ def call_of(d: Dialect) -> st.SearchStrategy[tuple[str, list[tuple[str, str, boo
     """A call of ``d``: its name, its parameters as written (key, text, JSON or not)
     and the arguments they mean."""
     return _call_of(d)
+
+
+def heredocs_said(d: Dialect, drawn: list[tuple[str, list[tuple[str, str, bool]], dict[str, Any]]]) -> int:
+    """How many ``unterminated_heredoc`` Diagnostics a block of ``call_of(d)``'s calls
+    says: one per value read raw (a value grammar's ``Raw``) that opens a shell heredoc
+    never closed (``<<';'``: the value alphabet can write one), whatever else the block
+    deviates in (docs/diagnostics.md). What is read raw: the text as written where every
+    value is raw; a string where values are JSON when they parse (GLM writes a string
+    raw); where a dialect has both (DSML's ``string=``), a value not written as JSON.
+    (Kimi K3 writes a JSON string raw, typed ``string``: not counted here.)"""
+    kinds = {type(b) for b in d.values()}
+    assert d.name != "kimi_k3", "kimi_k3 writes a JSON string raw: count it apart"
+    if Raw not in kinds:
+        return 0
+    loose = json_when_valid(d)
+    said = 0
+    for _name, params, args in drawn:
+        for key, wire, as_json in params:
+            arg = args.get(key)
+            read = (arg if isinstance(arg, str) else None) if loose else \
+                wire if not as_json or JsonValue not in kinds else None
+            said += bool(read and unterminated_heredoc(read))
+    return said
 
 
 def _prefix_chars(d: Dialect) -> frozenset[str]:

@@ -14,7 +14,7 @@ from hypothesis import given, strategies as st
 import callsieve
 from callsieve.regions.block import unterminated_heredoc
 from callsieve.events import merged
-from strategies import PROSE, call_of, chunks, run, calls, texts, codes, quotes_an_opener, released
+from strategies import PROSE, call_of, chunks, run, calls, texts, codes, codes_besides_heredocs, heredocs_said, quotes_an_opener, released
 from callsieve.grammar import REGISTRY
 
 
@@ -376,7 +376,8 @@ def test_dropping_a_tolerated_dsml_marker_keeps_the_calls_and_says_so(data: st.D
     events = run(data.draw(chunks(doc)))
     assert calls(events) == [(n, a) for n, _, a in drawn]
     assert texts(events) == before + "\n\n" + after
-    assert codes(events) == [DSML_CODE[drop]]
+    assert codes_besides_heredocs(events) == [DSML_CODE[drop]]
+    assert codes(events).count("unterminated_heredoc") == heredocs_said(DSML, drawn)
     assert "".join(e.raw for e in events) == doc
     deltas_match(events)
     # strict: the left-out close makes what follows data, or the block text
@@ -400,7 +401,8 @@ def test_dropping_the_gateway_xml_block_open_keeps_the_calls_and_says_so(data: s
     indent = markup[: len(markup) - len(markup.lstrip(" "))]  # before the first invoke: prose
     assert calls(events) == [(n, a) for n, _, a in drawn]
     assert texts(events) == before + "\n\n" + indent + after
-    assert codes(events) == ["missing_block_open"]
+    assert codes_besides_heredocs(events) == ["missing_block_open"]
+    assert codes(events).count("unterminated_heredoc") == heredocs_said(XML, drawn)
     assert "".join(e.raw for e in events) == doc
     deltas_match(events)
     # strict: prose (a </think> in a value is then a stray reasoning close, as in prose)
