@@ -152,6 +152,8 @@ SAFE_VALUE = st.text(alphabet=st.sampled_from(list("abc xyz\n\t<>&;\"'/=[]{}Ã©æ
 class Expected:
     text: str
     calls: list[tuple[str, dict[str, Any]]]
+    #: ``unterminated_heredoc`` Diagnostics the document says (``heredocs_said``)
+    heredocs: int = 0
 
 
 def _per_dialect(make: Callable[[Dialect], _T]) -> Callable[[Dialect], _T]:
@@ -303,16 +305,19 @@ def call_of(d: Dialect) -> st.SearchStrategy[tuple[str, list[tuple[str, str, boo
     return _call_of(d)
 
 
+#: Dialects that write a JSON string raw (Kimi K3 types it ``string``): read raw.
+JSON_STRINGS_WRITTEN_RAW = {"kimi_k3"}
+
+
 def heredocs_said(d: Dialect, drawn: list[tuple[str, list[tuple[str, str, bool]], dict[str, Any]]]) -> int:
     """How many ``unterminated_heredoc`` Diagnostics a block of ``call_of(d)``'s calls
     says: one per value read raw (a value grammar's ``Raw``) that opens a shell heredoc
     never closed (``<<';'``: the value alphabet can write one), whatever else the block
     deviates in (docs/diagnostics.md). What is read raw: the text as written where every
-    value is raw; a string where values are JSON when they parse (GLM writes a string
-    raw); where a dialect has both (DSML's ``string=``), a value not written as JSON.
-    (Kimi K3 writes a JSON string raw, typed ``string``: not counted here.)"""
+    value is raw; a string where a dialect writes strings raw (GLM's values are JSON when
+    they parse, Kimi K3 types a string ``string``); where a dialect has both (DSML's
+    ``string=``), a value not written as JSON."""
     kinds = {type(b) for b in d.values()}
-    assert d.name != "kimi_k3", "kimi_k3 writes a JSON string raw: count it apart"
     if Raw not in kinds:
         return 0
     loose = json_when_valid(d)
@@ -320,8 +325,11 @@ def heredocs_said(d: Dialect, drawn: list[tuple[str, list[tuple[str, str, bool]]
     for _name, params, args in drawn:
         for key, wire, as_json in params:
             arg = args.get(key)
-            read = (arg if isinstance(arg, str) else None) if loose else \
-                wire if not as_json or JsonValue not in kinds else None
+            read: str | None = None
+            if loose or (as_json and d.name in JSON_STRINGS_WRITTEN_RAW):
+                read = arg if isinstance(arg, str) else None
+            elif not as_json or JsonValue not in kinds:
+                read = wire
             said += bool(read and unterminated_heredoc(read))
     return said
 
@@ -350,6 +358,7 @@ def _document(draw: st.DrawFn, d: Dialect) -> tuple[str, Expected]:
     pieces: list[str] = []
     text: list[str] = []
     calls: list[tuple[str, dict[str, Any]]] = []
+    heredocs = 0
     # Blocks that end where the grammar stops (bare DSML invokes, Mistral, Granite's
     # close-less array) hold the whitespace after them until what follows decides:
     # whitespace alone between two such blocks is their separator, not prose. The
@@ -384,12 +393,13 @@ def _document(draw: st.DrawFn, d: Dialect) -> tuple[str, Expected]:
         variant = draw(st.integers(0, 64))
         pieces.append(d.render([(n, p) for n, p, _ in block_calls], variant))
         calls += [(n, a) for n, _, a in block_calls]
+        heredocs += heredocs_said(d, block_calls)
     tail = draw(PROSE)
     if pieces and tail.lstrip()[:1] in goes_on:
         tail = "." + tail
     pieces.append(d.wrap_text(tail, draw(st.integers(0, 7))) if d.wrap_text and draw(st.booleans()) else tail)
     text.append(tail)
-    return "".join(pieces), Expected("".join(text), calls)
+    return "".join(pieces), Expected("".join(text), calls, heredocs)
 
 
 @_per_dialect
