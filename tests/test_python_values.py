@@ -19,7 +19,7 @@ from hypothesis import given, strategies as st
 import callsieve
 from callsieve.events import merged
 from callsieve.grammar import Block, Dialect, JsonCall, Many, Marker, PythonCall, PythonCalls
-from strategies import calls, codes, run, texts
+from strategies import NAME, calls, codes, run, texts
 
 OPEN = Marker("<calls>", ("<calls>",))
 CLOSE = Marker("</calls>", ("</calls>",))
@@ -52,7 +52,7 @@ def args_of(doc: str, dialect: Dialect = PY, size: int = 0, **kw: Any) -> list[t
 
 
 # ---------------------------------------------------------------- the oracle: repr
-NAMES = st.from_regex(r"[a-z_][a-z0-9_]{0,8}", fullmatch=True).filter(lambda n: not keyword.iskeyword(n))
+NAMES = NAME.filter(lambda n: not keyword.iskeyword(n))
 SCALARS = st.one_of(
     st.text(max_size=12),
     st.integers(-(10**30), 10**30),
