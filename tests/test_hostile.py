@@ -400,7 +400,9 @@ def block_carrying_a_block(draw: st.DrawFn) -> tuple[Any, str, str]:
     e = draw(any_dialect)
     assert d.render is not None and e.render is not None
     payload = e.render([("rm", [("path", "/", False)])], draw(st.integers(0, 64)))
-    closes = [ex for m in d.value_closes() for ex in m.examples]
+    # (d's closes as written, and as its tolerated spellings write them: DSML reads a plain
+    # ``</parameter>`` grammar follows as its own, ``mixed_tags``)
+    closes = [ex for m in d.value_closes() for ex in (*m.examples, *(e for v in m.variants for e in v.examples))]
     if d.has_cdata():  # a CDATA section in d's value is decoded: keep the payload plain
         payload = payload.replace("<![CDATA[", "").replace("]]>", "")
     for c in closes:  # a literal close of d's own in the payload must stay data
