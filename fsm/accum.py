@@ -14,25 +14,33 @@ FLUSH_AT: Final = 256
 
 
 class Pieces:
-    __slots__ = ("_done", "_recent", "length")
+    """The text appended so far. ``append`` adds a piece; the hottest callers (a block's
+    raw text taking a token-sized chunk) write its three steps inline, without a
+    call: ``recent.append(s)``, ``length += len(s)``, and ``fold()`` once ``recent``
+    holds ``FLUSH_AT`` pieces."""
+
+    __slots__ = ("_done", "recent", "length")
 
     def __init__(self) -> None:
         self._done: list[str] = []
-        self._recent: list[str] = []
+        self.recent: list[str] = []
         self.length = 0
 
     def append(self, s: str) -> None:
-        recent = self._recent
+        recent = self.recent
         recent.append(s)
         self.length += len(s)
         if len(recent) >= FLUSH_AT:
-            self._done.append("".join(recent))
-            self._recent = []
+            self.fold()
+
+    def fold(self) -> None:
+        """The recent pieces joined into one (memory stays near the text's own size)."""
+        self._done.append("".join(self.recent))
+        self.recent = []
 
     def join(self) -> str:
-        if self._recent:
-            self._done.append("".join(self._recent))
-            self._recent = []
+        if self.recent:
+            self.fold()
         if len(self._done) > 1:
             self._done = ["".join(self._done)]
         return self._done[0] if self._done else ""
@@ -45,7 +53,7 @@ class Pieces:
             return ""
         parts: list[str] = []
         got = 0
-        for piece in reversed(self._recent):
+        for piece in reversed(self.recent):
             if got >= need:
                 break
             parts.append(piece)

@@ -28,6 +28,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
+from callsieve.accum import FLUSH_AT
 from callsieve.native import mypyc_attr, trait
 from callsieve.events import Event, Reasoning, Text, ToolCallDelta
 from callsieve.grammar.states import OVERFLOW
@@ -307,8 +308,15 @@ class ModelBase:
         if b.spilled:
             self._spill(s)
             return
-        b.raw.append(s)
-        b.raw_len += len(s)
+        # (``b.raw.append(s)``, inline: a token stream holds a piece a chunk or more)
+        k = len(s)
+        raw = b.raw
+        recent = raw.recent
+        recent.append(s)
+        raw.length += k
+        if len(recent) >= FLUSH_AT:
+            raw.fold()
+        b.raw_len += k
 
     def _spill(self, s: str) -> None:
         """Input of an overflowed block: released as it comes (finding 2 of issue 12).

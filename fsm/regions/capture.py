@@ -103,12 +103,12 @@ class CaptureModel(BlockModel):
         body = getattr(leaf, "body", None)
         assert isinstance(body, Capture)
         b = self._block()
-        m = regex.fullmatch(body.pattern, self.captured)
+        m = _compiled(body.pattern).fullmatch(self.captured)
         self.capture_leaf = None
         loose = ""
         if m is None and body.loose is not None and not self.cfg.strict:
             # Tolerance (``Capture(loose=)``): text the format does not read, read otherwise.
-            m = regex.fullmatch(body.loose.pattern, self.captured)
+            m = _compiled(body.loose.pattern).fullmatch(self.captured)
             loose = body.loose.code if m is not None else ""
         tools = self.cfg.tools
         idonly: Variant | None = None
@@ -116,7 +116,7 @@ class CaptureModel(BlockModel):
             # (an id with no name, which the format does not read: the one declared
             # tool, and only then: a variant with no name group)
             for v in body.variants:
-                mv = regex.fullmatch(v.pattern, self.captured)
+                mv = _compiled(v.pattern).fullmatch(self.captured)
                 if mv is not None and "name" not in mv.groupdict():
                     m, idonly = mv, v
                     break
@@ -139,7 +139,7 @@ class CaptureModel(BlockModel):
                           "(an id with no name: the one tool declared)", b.start)
         if name and body.variants and tools is not None and name not in tools and not self.cfg.strict:
             for v in body.variants:
-                mv = regex.fullmatch(v.pattern, self.captured)
+                mv = _compiled(v.pattern).fullmatch(self.captured)
                 nameless = mv is not None and "name" not in mv.groupdict()
                 if nameless:
                     # (an id with no name: the one declared tool, and only then)
