@@ -167,8 +167,17 @@ def _readings(body: Capture, strict: bool) -> str:
     pattern for what the captured text may still become."""
     if strict:
         return body.pattern
+    if body.loose is None and not body.variants:
+        return body.pattern
+    return _lenient_readings(body)
+
+
+@lru_cache(maxsize=256)
+def _lenient_readings(body: Capture) -> str:
+    # (memoised: every capture of a token stream asked, and its groups were unnamed by a
+    # regex each time)
     pats = [body.pattern] + ([body.loose.pattern] if body.loose is not None else []) + [v.pattern for v in body.variants]
-    return "|".join(f"(?:{tag_unnamed(p)})" for p in pats) if len(pats) > 1 else body.pattern
+    return "|".join(f"(?:{tag_unnamed(p)})" for p in pats)
 
 
 @lru_cache(maxsize=256)
