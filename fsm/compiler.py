@@ -146,6 +146,20 @@ class CompiledMachine:
     #: row, the first on every class, left out: it would fail again).
     steps: dict[str, dict[str, "tuple[Row, ...] | HitIndex"]] = field(default_factory=dict)
     steps_rest: dict[str, dict[str, "tuple[Row, ...] | HitIndex"]] = field(default_factory=dict)
+    #: ``steps`` and ``steps_rest`` with each list of rows made a decision tree
+    #: (:func:`_decision`) when first stepped: what ``_step`` walks, each guard asked at
+    #: most once a step.
+    decide: dict[str, dict[str, "Decision | HitIndex"]] = field(default_factory=dict)
+    decide_rest: dict[str, dict[str, "Decision | HitIndex"]] = field(default_factory=dict)
+    #: the trees made, by the identity of their list of rows (lists are shared)
+    trees: dict[int, "Decision | HitIndex"] = field(default_factory=dict)
+
+    def decision(self, state: str, trigger: str, after_loop: bool) -> "Decision | HitIndex":
+        """The tree ``_step`` walks for (state, trigger), made once."""
+        got = (self.steps_rest if after_loop else self.steps)[state][trigger]
+        tree = _decided(self.trees, got)
+        (self.decide_rest if after_loop else self.decide)[state][trigger] = tree
+        return tree
 
     def scanner(self, state: str, matcher: Matcher | None) -> Scanner:
         key = (state, matcher)
@@ -265,15 +279,84 @@ def compile_machine(composed: Machine) -> CompiledMachine:
             fires[s] = common
     direct_loops = {s: loop for s, loop in first_loops.items()
                     if loop.guard_run is not None and s not in state_runs and s not in bulk}
+    all_rest = {**steps, **steps_rest}
+    # (filled as steps are taken: most of a machine's lists are never stepped)
+    decide: dict[str, dict[str, Decision | HitIndex]] = {st: {} for st in steps}
+    decide_rest: dict[str, dict[str, Decision | HitIndex]] = {st: {} for st in all_rest}
     return CompiledMachine(frozen, bulk, decl.initial, decl.class_of(), first_loops, hit_rows=hit_rows,
                            state_runs=state_runs, direct_loops=direct_loops, steps=steps,
-                           steps_rest={**steps, **steps_rest},
+                           steps_rest=all_rest, decide=decide, decide_rest=decide_rest,
                            plans={s: (state_runs.get(s), bulk.get(s)) for s in frozen}, fires=fires,
                            simple={s: {t: (rows[0][1], rows[0][2], direct_loops.get(rows[0][2]),
                                            _enter_run(model, names[s][t][0][1], direct_loops.get(rows[0][2])))
                                        for t, rows in by.items()
                                        if len(rows) == 1 and not rows[0][0] and (s, t) not in hit_rows}
                                    for s, by in frozen.items()})
+
+
+#: A list of rows as a decision tree: a branch ``(guard, if it passes, if not)``, a leaf
+#: ``(None, actions, dest)`` (``dest`` "" where no row fires). Typed ``Any`` inside: a
+#: tree's nodes are tuples of either shape.
+Decision = tuple[Any, Any, Any]
+#: A tree grows with the guards rows share; past this many nodes the list is walked as
+#: rows (a tree of one branch per row).
+DECISION_MAX_NODES = 256
+
+
+def _decided(made: dict[int, "Decision | HitIndex"], got: "tuple[Row, ...] | HitIndex") -> "Decision | HitIndex":
+    """``got``'s decision tree (a :class:`HitIndex` stays one), made once per list."""
+    if isinstance(got, HitIndex):
+        return got
+    tree = made.get(id(got))
+    if tree is None:
+        tree = made[id(got)] = _decision(got)
+    return tree
+
+
+def _decision(rows: tuple[Row, ...]) -> Decision:
+    """The first row of ``rows`` whose guards all pass, found as the rows would find it,
+    each guard asked at most once (issue 27: ``j_outermost`` stood in eight rows of a
+    JSON body's ``}``, and was asked eight times).
+
+    Sound because a step asks exactly what the rows would, minus the repeats: the next
+    question is always the first guard not yet answered of the first row not yet
+    refused, which is what the rows ask next; no action runs between two guards, so a
+    guard asked again would answer the same (guards decide, they do not act; the
+    differential tests hold this runner to the reference, which asks every row)."""
+    nodes = [0]
+
+    def build(left: list[tuple[tuple[Any, ...], tuple[Any, ...], str]]) -> Decision:
+        nodes[0] += 1
+        if nodes[0] > DECISION_MAX_NODES:
+            return (None, (), "")  # (given up: the rows are chained below)
+        if not left:
+            return (None, (), "")
+        guards, actions, dest = left[0]
+        if not guards:
+            return (None, actions, dest)
+        g = guards[0]
+        passed: list[tuple[tuple[Any, ...], tuple[Any, ...], str]] = []
+        failed: list[tuple[tuple[Any, ...], tuple[Any, ...], str]] = []
+        for gs, a, d in left:
+            if any(x is g for x in gs):
+                passed.append((tuple(x for x in gs if x is not g), a, d))
+            else:
+                passed.append((gs, a, d))
+                failed.append((gs, a, d))
+        return (g, build(passed), build(failed))
+
+    if all(target is True for guards, _a, _d in rows for _g, target in guards):
+        tree = build([(tuple(g for g, _t in guards), actions, dest) for guards, actions, dest in rows])
+        if nodes[0] <= DECISION_MAX_NODES:
+            return tree
+    # (rows as a chain: each row's guards in turn, then the next row)
+    out: Decision = (None, (), "")
+    for guards, actions, dest in reversed(rows):
+        node: Decision = (None, actions, dest)
+        for g, target in reversed(guards):
+            node = (g, node, out) if target is True else (g, out, node)
+        out = node
+    return out
 
 
 def _callback(model: type, made: dict[str, Any], name: str) -> Any:
@@ -586,9 +669,22 @@ class CompiledRunner:
         ctx = self.ctx
         state = ctx.state
         c = self.c
-        got = (c.steps_rest if after_loop else c.steps)[state][trigger]
+        got = (c.decide_rest if after_loop else c.decide)[state].get(trigger)
+        if got is None:
+            got = c.decision(state, trigger, after_loop)
         if isinstance(got, tuple):
-            rows = got
+            # The rows' decision tree: a guard at each branch, asked once.
+            node = got
+            g = node[0]
+            while g is not None:
+                node = node[1] if g(ctx, ch) == True else node[2]  # noqa: E712 (as the rows compare)
+                g = node[0]
+            if not node[2]:
+                raise AssertionError(f"no transition from {ctx.state} on {trigger}")  # validate() prevents this
+            for a in node[1]:
+                a(ctx, ch)
+            ctx.state = node[2]
+            return
         else:
             # Only the held tag's key's rows can fire; a dead tag (no key) only its
             # origin's return rows (a complete one fires its hit row before those).

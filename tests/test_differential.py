@@ -341,3 +341,53 @@ def test_runners_agree_on_markup_in_fences(data: st.DataObject) -> None:
     compiled = run(pieces, dialects=dialects)
     assert merged(compiled) == merged(reference)
     assert "".join(e.raw for e in compiled) == doc
+
+
+@given(st.data())
+def test_a_step_decision_tree_fires_the_rows_first_passing_row_asking_each_guard_once(data: st.DataObject) -> None:
+    """``_step`` walks a list of rows as a decision tree (issue 27): it must fire the row
+    the rows would (the first whose guards all pass), ask no guard twice, and ask no
+    guard the rows would not have asked, nor out of their order. The oracle is the
+    rows, walked as written."""
+    from callsieve.compiler import DECISION_MAX_NODES, _decision
+
+    names = "abcde"
+    values = data.draw(st.fixed_dictionaries({n: st.booleans() for n in names}))
+    asked: list[str] = []
+
+    def guard(name: str) -> Any:
+        def g(ctx: object, ch: str) -> bool:
+            asked.append(name)
+            return values[name]
+        return g
+
+    guards = {n: guard(n) for n in names}
+    shape = data.draw(st.lists(st.tuples(st.lists(st.sampled_from(names), max_size=3, unique=True),
+                                         st.sampled_from(["s1", "s2", "s3"])), min_size=1, max_size=8))
+    rows = tuple((tuple((guards[n], True) for n in gs), (), dest) for gs, dest in shape)
+    # the rows, as ``_step`` walked them before: the guards each row asks, in order
+    expected_dest = ""
+    expected_asked: list[str] = []
+    for gs, dest in shape:
+        passed = True
+        for n in gs:
+            expected_asked.append(n)
+            if not values[n]:
+                passed = False
+                break
+        if passed:
+            expected_dest = dest
+            break
+    node = _decision(rows)
+    g = node[0]
+    while g is not None:
+        node = node[1] if g(None, "x") == True else node[2]  # noqa: E712
+        g = node[0]
+    assert node[2] == expected_dest
+    assert len(asked) == len(set(asked))  # each guard at most once
+    # nothing the rows would not have asked, in their order (the tree may ask less: a
+    # row holding a guard already refused is passed over without asking the rest)
+    order = list(dict.fromkeys(expected_asked))
+    assert set(asked) <= set(order)
+    assert asked == [n for n in order if n in asked]
+    assert DECISION_MAX_NODES >= 8  # (a list this small is always a tree, never chained)

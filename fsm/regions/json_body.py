@@ -139,8 +139,8 @@ class JsonBodyModel(CaptureModel):
         """Canonical text of the arguments: kept, and streamed unless the body is
         known not to be JSON (a fragment sent must still be able to be valid). The
         arguments' closing brace (``last``) is withheld until the call is emitted."""
-        call = self._call()
         b = self.block
+        call = b.call if b is not None else None  # (``_call()``, inline: hot)
         if call is None or (b is not None and b.spilled):
             return  # an overflowed block keeps nothing: its rest is streamed out as text
         if call.args_text is None:
@@ -308,7 +308,9 @@ class JsonBodyModel(CaptureModel):
     # --------------------------------------------------------------- strings
     def j_string_begin(self, ch: str) -> None:
         self._hold(ch)
-        self.jstr_from = self._block().raw_len
+        b = self.block
+        assert b is not None
+        self.jstr_from = b.raw_len
         self.jstrs = []
         self.jhigh = ""
         if not self.jin_key:
@@ -490,7 +492,8 @@ class JsonBodyModel(CaptureModel):
 
     def j_string_end(self, ch: str) -> None:
         self._hold(ch)
-        self._flush_high()
+        if self.jhigh:
+            self._flush_high()
         b = self.block
         if b is not None and b.tolerance and not self.jbad:
             at = self.opener_inside(self.jstr_from)
@@ -507,10 +510,12 @@ class JsonBodyModel(CaptureModel):
             self._key(text)
             return
         role = self.jrole
-        call = self._call()
-        if role in (EMIT, ARGS):
+        if role == EMIT or role == ARGS:
             self._out('"')
-        elif role == ARGSTR:
+            self._after_value()
+            return
+        call = b.call if b is not None else None
+        if role == ARGSTR:
             self._args_string(text)
         elif role == NAME and call is not None:
             if not text or len(text) > 256:

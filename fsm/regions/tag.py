@@ -165,13 +165,21 @@ class TagModel(ModelBase):
             self._cls_version = self._tag_version
             self._cls_ch = ch
             m = self.tag_matcher
-            got = (m if m is not None else self.matcher()).classify(self.tag + ch)
+            if m is None:
+                m = self.matcher()
+            t = self.tag + ch
+            # (``m.classify(t)``, its memo asked inline: at a tag's end the runner has
+            # just classified this text, so it is there)
+            got = m._memo.get(t) or m.classify(t)
             hit = got[1]
             if hit is not None and hit.entry.anchor and not self.anchored(hit.entry.anchor):
                 got = (DEAD, None)  # a marker where it may not stand (``Marker.anchor``) is none
                 hit = None
-            if hit is not None and not self.same_as_opener(hit):
-                got = (DEAD, None)  # (``Block(same=True)``: a back-reference it does not repeat)
+            b = self.block
+            if hit is not None and b is not None and b.same is not None and not self.same_as_opener(hit):
+                # (``Block(same=True)``: a back-reference it does not repeat; asked only in
+                # a block that has one, one call fewer at every other tag's end)
+                got = (DEAD, None)
                 hit = None
             self._cls = got
             self._cls_key = hit.entry.key if hit is not None else ""
