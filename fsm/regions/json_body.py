@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from callsieve.native import mypyc_attr, trait
-from callsieve.accum import Pieces
+from callsieve.accum import FLUSH_AT, Pieces
 from callsieve.grammar.api import JsonCall, JsonCalls
 from callsieve.grammar.states import ALL, EOF_TRIGGER, EXIT, OTHER, OVERFLOW, Region, Rule, StateDecl, but, on
 from callsieve.regions import dumps, quote
@@ -141,15 +141,27 @@ class JsonBodyModel(CaptureModel):
         arguments' closing brace (``last``) is withheld until the call is emitted."""
         b = self.block
         call = b.call if b is not None else None  # (``_call()``, inline: hot)
-        if call is None or (b is not None and b.spilled):
+        if call is None or b is None or b.spilled:
             return  # an overflowed block keeps nothing: its rest is streamed out as text
-        if call.args_text is None:
-            call.args_text = Pieces()
-        call.args_text.append(s)
+        text = call.args_text
+        if text is None:
+            text = call.args_text = Pieces()
+        # (``text.append(s)``, inline, as in ``j_str_chunk``)
+        recent = text.recent
+        recent.append(s)
+        text.length += len(s)
+        if len(recent) >= FLUSH_AT:
+            text.fold()
         if self.jbad:
             return
         if last:
             self.delta_closing(call, s)
+        elif call.started and call.index is not None and s and not b.malformed_reason:
+            # ``_delta``, inline (the block is open and not spilled)
+            if self.delta_index != call.index and self.delta_buf:
+                self.flush()
+            self.delta_index = call.index
+            self.delta_buf.append(s)
         else:
             self._delta(call, s)
 
@@ -307,9 +319,20 @@ class JsonBodyModel(CaptureModel):
 
     # --------------------------------------------------------------- strings
     def j_string_begin(self, ch: str) -> None:
-        self._hold(ch)
         b = self.block
         assert b is not None
+        if b.spilled:
+            self._spill(ch)
+        else:
+            # (``self._hold(ch)``, inline: each string's quote)
+            raw = b.raw
+            recent = raw.recent
+            recent.append(ch)
+            k = len(ch)
+            raw.length += k
+            if len(recent) >= FLUSH_AT:
+                raw.fold()
+            b.raw_len += k
         self.jstr_from = b.raw_len
         self.jstrs = []
         self.jhigh = ""
@@ -387,7 +410,12 @@ class JsonBodyModel(CaptureModel):
             if j == i:
                 return i
         seg = s[i:j]
-        b.raw.append(seg)
+        raw = b.raw  # (``raw.append(seg)``, inline)
+        recent = raw.recent
+        recent.append(seg)
+        raw.length += j - i
+        if len(recent) >= FLUSH_AT:
+            raw.fold()
         b.raw_len += j - i
         if self.jhigh:
             self._flush_high()
@@ -400,9 +428,15 @@ class JsonBodyModel(CaptureModel):
             call = b.call
             if call is not None:
                 piece: str = quote(seg)[1:-1]
-                if call.args_text is None:
-                    call.args_text = Pieces()
-                call.args_text.append(piece)
+                text = call.args_text
+                if text is None:
+                    text = call.args_text = Pieces()
+                # (``text.append(piece)``, inline, as in ``j_str_chunk``)
+                recent = text.recent
+                recent.append(piece)
+                text.length += len(piece)
+                if len(recent) >= FLUSH_AT:
+                    text.fold()
                 if self.jbad:
                     pass
                 elif call.started and call.index is not None and piece and not b.malformed_reason:
@@ -432,8 +466,14 @@ class JsonBodyModel(CaptureModel):
         if b.raw_len + k > self.cfg.max_block_chars or _CTRL.search(s):
             return None
         role = self.jrole
+        raw = b.raw
         if self.jin_key or role == NAME or role == ID or role == ARGSTR:
-            b.raw.append(s)
+            # (``raw.append(s)``, inline)
+            recent = raw.recent
+            recent.append(s)
+            raw.length += k
+            if len(recent) >= FLUSH_AT:
+                raw.fold()
             b.raw_len += k
             self.jstrs.append(s)
             return ""
@@ -442,12 +482,22 @@ class JsonBodyModel(CaptureModel):
         call = b.call
         if call is None or not call.started or call.index is None:
             return None
-        b.raw.append(s)
+        recent = raw.recent  # (``raw.append(s)``, inline)
+        recent.append(s)
+        raw.length += k
+        if len(recent) >= FLUSH_AT:
+            raw.fold()
         b.raw_len += k
         piece: str = quote(s)[1:-1]
-        if call.args_text is None:
-            call.args_text = Pieces()
-        call.args_text.append(piece)
+        text = call.args_text
+        if text is None:
+            text = call.args_text = Pieces()
+        # (``text.append(piece)``, inline: most feeds of a streamed body come here)
+        recent = text.recent
+        recent.append(piece)
+        text.length += len(piece)
+        if len(recent) >= FLUSH_AT:
+            text.fold()
         self.delta_index = call.index
         return piece
 
@@ -491,11 +541,23 @@ class JsonBodyModel(CaptureModel):
             self._text_piece(c)
 
     def j_string_end(self, ch: str) -> None:
-        self._hold(ch)
+        b = self.block
+        assert b is not None
+        if b.spilled:
+            self._spill(ch)
+        else:
+            # (``self._hold(ch)``, inline, as in ``j_string_begin``)
+            raw = b.raw
+            recent = raw.recent
+            recent.append(ch)
+            k = len(ch)
+            raw.length += k
+            if len(recent) >= FLUSH_AT:
+                raw.fold()
+            b.raw_len += k
         if self.jhigh:
             self._flush_high()
-        b = self.block
-        if b is not None and b.tolerance and not self.jbad:
+        if b.tolerance and not self.jbad:
             at = self.opener_inside(self.jstr_from)
             if at >= 0:
                 # A block that is itself a deviation, a real opener in its string: it
@@ -512,9 +574,10 @@ class JsonBodyModel(CaptureModel):
         role = self.jrole
         if role == EMIT or role == ARGS:
             self._out('"')
-            self._after_value()
+            frames = self.jframes  # (``_after_value``, inline)
+            self.jrole = frames[-1].role if frames else SKIP
             return
-        call = b.call if b is not None else None
+        call = b.call
         if role == ARGSTR:
             self._args_string(text)
         elif role == NAME and call is not None:

@@ -105,8 +105,12 @@ class JsonStructure:
             return i
         room = ctx.cfg.max_block_chars - b.raw_len  # characters the block may still take
         n = len(s)
-        if ctx.state == "j_string" and n - i <= room and _STRING_STOP.search(s, i) is None:
-            return ctx.j_str_take(s, i, n)  # (the whole rest is the string's: most chunks of one)
+        first = -1  # (where the string's quote or backslash is, found from ``i``)
+        if ctx.state == "j_string" and n - i <= room:
+            m = _STRING_STOP.search(s, i)
+            if m is None:
+                return ctx.j_str_take(s, i, n)  # (the whole rest is the string's: most chunks of one)
+            first = m.start()
         if ctx.jbad:
             return i  # (the body is not JSON: the steps' rows for that come first)
         # Up to ``stop`` the block stays within its limit (the character there is the
@@ -149,8 +153,11 @@ class JsonStructure:
                     if ctx.jbad:
                         break
                     continue
-                m = _STRING_STOP.search(s, k)
-                j = m.start() if m is not None else n
+                if k == i and first >= 0:
+                    j = first  # (already found above)
+                else:
+                    m = _STRING_STOP.search(s, k)
+                    j = m.start() if m is not None else n
                 if j > stop:
                     j = stop
                 if held < k:
