@@ -16,7 +16,7 @@ that is not grammar (``end_bare_block``); its spaces after the last call are pro
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 import json
 import re
@@ -684,7 +684,7 @@ class BlockModel(TagModel):
             self._release(b, "block_too_large", f"block passed max_block_chars={self.cfg.max_block_chars}")
         elif b.malformed_reason or not b.calls:
             self._release(b, "malformed_block", b.malformed_reason or "block holds no call")
-        elif all(c.bad for c in b.calls):
+        elif b.calls[0].bad if len(b.calls) == 1 else all(c.bad for c in b.calls):  # (one call: most blocks)
             self._release(b, "malformed_block", f"no call in it is one: {b.calls[0].bad}")
         elif b.tolerance and self.cfg.tools is not None and not all(c.known for c in b.calls if not c.bad):
             # Weaker evidence (no wrapper at all), more of it required: every call must
@@ -752,11 +752,13 @@ class BlockModel(TagModel):
             # whitespace).
             cut = len(raw.rstrip(" \t\r\n"))
             raw, tail = raw[:cut], raw[cut:]
+        late = False
         for c in b.calls:
             if not c.started:
                 self.start_call(c)  # (calls held back until the block's close: see start_call)
-        if not releasing:
-            self._send_closings(b)
+                late = True
+        if late and not releasing:
+            self._send_closings(b)  # (theirs: the others' were sent above)
         if b.tolerance and b.spec.block.open is not None:
             self._emit(Diagnostic(b.tolerance, f"a {b.dialect_name} call in a wrapper its format does not have "
                                   f"({b.spec.block.open.shown()}); read as a block of it", b.start))
@@ -787,8 +789,16 @@ class BlockModel(TagModel):
             if tail:
                 self._text(tail)
             return
-        kept = [c.index is not None and (c.known or policy == "call") and not c.bad for c in b.calls]
-        for (c, start, end), keep in zip(_segments(b.calls, kept, len(raw)), kept):
+        calls = b.calls
+        pairs: Iterable[tuple[tuple[Call, int, int], bool]]
+        if len(calls) == 1:
+            # (one call, most blocks: its span is the whole block, as ``_segments`` says)
+            c = calls[0]
+            pairs = (((c, 0, len(raw)), c.index is not None and (c.known or policy == "call") and not c.bad),)
+        else:
+            kept = [c.index is not None and (c.known or policy == "call") and not c.bad for c in calls]
+            pairs = zip(_segments(calls, kept, len(raw)), kept)
+        for (c, start, end), keep in pairs:
             piece = raw if (start == 0 and end == len(raw)) else raw[start:end]
             if c.bad:
                 self._release_call(b, c, piece)

@@ -6,10 +6,12 @@ each one a step through the table that first tries the rows of ``j_bad`` (three 
 state, all false while the body is JSON) before its own. :class:`JsonStructure` reads
 such stretches itself: in the JSON body's states, whitespace, a colon after a key, a
 comma in an object, a key's or a string value's opening quote, the string (its run
-action, up to a quote or a backslash) and its closing quote, calling the same actions
-the rows would and going to the same states, for as long as the characters are of
-those kinds; anything else (a bracket, a number, a literal, an escape, a comma in an
-array, a body found not to be JSON) is left to the steps, where it stops.
+action, up to a quote or a backslash) and its closing quote, and the ``}`` of an object
+that is not the body's outermost (the arguments of a Hermes call), calling the same
+actions the rows would and going to the same states, for as long as the characters
+are of those kinds; anything else (an opening bracket, the outermost close, a number,
+a literal, a unicode escape, a comma in an array, a body found not to be JSON) is left
+to the steps, where it stops.
 
 Every row it stands in for is read from the compiled machine when it is built (its
 guards, actions and destination, after the ``j_bad`` rows): a machine whose rows differ
@@ -91,6 +93,19 @@ class JsonStructure:
         for state, trigger, rows in want:
             if _first_rows(table[state].get(trigger), len(rows)) != rows:
                 return None
+        # A ``}`` in ``j_next`` closing an object that is not the body's outermost: past
+        # the rows that end the body (the outermost's, one per place a body stands),
+        # the row that closes it (``j_close``), back in ``j_next``.
+        if class_of.get("}") != "rbrace":
+            return None
+        named = [_row_names(r) for r in table["j_next"].get("rbrace") or ()]
+        k = 0
+        while k < len(named) and named[k][0][:1] == (("j_bad", True),):
+            k += 1
+        while k < len(named) and named[k][0][:1] == (("j_outermost", True),):
+            k += 1
+        if named[k : k + 1] != [((("j_in_object", True),), ("j_close",), "j_next")]:
+            return None
         rule = bulk.get("j_string")
         if rule is None or rule.loop_chars or set(rule.stop_chars) != set('"\\') \
                 or getattr(rule.run, "__name__", "") != "j_str_run":
@@ -186,6 +201,17 @@ class JsonStructure:
                 ctx.j_key_begin(c)
                 held = k + 1
                 ctx.state = "j_string"
+                if ctx.jbad:
+                    k += 1
+                    break
+            elif c == "}" and state == "j_next" and len(ctx.jframes) > 1 and ctx.jframes[-1].kind == "{" \
+                    and not ctx.j_nameless_call(c):
+                # (not ``j_bad``: no ``jbad``, and not a call object that named no call;
+                # not ``j_outermost``: so ``j_in_object`` closes it)
+                if held < k:
+                    ctx._hold(s[held:k])
+                ctx.j_close(c)
+                held = k + 1
                 if ctx.jbad:
                     k += 1
                     break

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from callsieve.native import mypyc_attr, trait
-from callsieve.accum import Pieces
+from callsieve.accum import FLUSH_AT, Pieces
 from callsieve.grammar.api import Choose, JsonValue, Raw
 from callsieve.matcher import DEAD
 from callsieve.grammar.states import ALL, EOF_TRIGGER, OVERFLOW, START, Region, StateDecl, but, on
@@ -87,7 +87,7 @@ class ValueModel(BlockModel):
         assert b is not None
         hit = self._hit(ch)
         specs: tuple[ValueSpec, ...] = getattr(hit.entry.data, "values")
-        spec = chosen(specs, hit.fields)
+        spec = specs[0] if len(specs) == 1 else chosen(specs, hit.fields)
         self._stray_param(b, hit.entry.data)
         tag = self._take_tag(ch)
         self._begin_value(spec, hit.fields.get("name") or b.key, tag, self.tag_start)
@@ -176,8 +176,14 @@ class ValueModel(BlockModel):
                 p.raw_from = DERIVE_PENDING
         self.scope = spec.name
         b.json_depth = 0
-        b.raw.append(tag)  # (``_hold``, inline: the block is not spilled here)
-        b.raw_len += len(tag)
+        raw = b.raw  # (``_hold``, inline: the block is not spilled here)
+        recent = raw.recent
+        recent.append(tag)
+        k = len(tag)
+        raw.length += k
+        if len(recent) >= FLUSH_AT:
+            raw.fold()
+        b.raw_len += k
         if b.tolerance and not call.started:
             self.start_call(call)
         if streaming:
@@ -346,7 +352,12 @@ class ValueModel(BlockModel):
         if raw_from == DERIVE_PENDING or raw_len + k > self.cfg.max_block_chars or call is None \
                 or call.index is None or (raw_from >= 0 and raw_from + p.raw_fed != raw_len):
             return None
-        b.raw.append(s)
+        raw = b.raw  # (``raw.append(s)``, inline: most feeds of a streamed value)
+        recent = raw.recent
+        recent.append(s)
+        raw.length += k
+        if len(recent) >= FLUSH_AT:
+            raw.fold()
         b.raw_len = raw_len + k
         nl = s[-1] == "\n"
         p.at_line_start = nl
