@@ -1063,9 +1063,11 @@ class CompiledRunner:
                     self._run(chunk, self.base, 0, True)
                 self.base += n
             else:
-                if state in self._str_states and not ctx.delta_buf and not ctx.out and not ctx.text_buf \
-                        and not ctx.reason_raw and not ctx.dropped:
-                    # A JSON string's chunk (its own run, ``j_str_chunk``), as above.
+                if state in self._str_states and '"' not in chunk and "\\" not in chunk and not ctx.delta_buf \
+                        and not ctx.out and not ctx.text_buf and not ctx.reason_raw and not ctx.dropped:
+                    # A JSON string's chunk (its own run, ``j_str_chunk``), as above; one
+                    # that ends the string or escapes (what ``j_str_chunk`` refuses first)
+                    # goes to the state's run at once.
                     piece = ctx.j_str_chunk(chunk)
                     if piece is not None:
                         self.base += n

@@ -24,7 +24,7 @@ import re
 import regex
 
 from callsieve.native import mypyc_attr, trait
-from callsieve.accum import Pieces
+from callsieve.accum import FLUSH_AT, Pieces
 from callsieve.errors import MalformedBlockError
 from callsieve.events import Diagnostic, Text, ToolCall, ToolCallAbandoned, ToolCallStart
 from callsieve.grammar.states import ALL, EOF_TRIGGER, OVERFLOW, RANK_FALLBACK, START, Region, Rule, StateDecl, but, on
@@ -202,7 +202,12 @@ class BlockModel(TagModel):
         if b.spilled:
             self._spill(s[i:j])
         else:
-            b.raw.append(s[i:j])  # (``_hold``, inline)
+            raw = b.raw  # (``_hold``, inline)
+            recent = raw.recent
+            recent.append(s[i:j])
+            raw.length += j - i
+            if len(recent) >= FLUSH_AT:
+                raw.fold()
             b.raw_len += j - i
         return j
 

@@ -565,17 +565,18 @@ class JsonBodyModel(CaptureModel):
                 # at the next step (``j_bad``; ``j_fail`` cuts it at the opener).
                 self.jcut = at
                 self.jbad = "a real opener stands in a JSON string of a block that is itself a deviation"
+        role = self.jrole
+        if (role == EMIT or role == ARGS) and not self.jin_key:
+            # (a streamed value's text went out as it came: ``jstrs`` holds nothing)
+            self._out('"')
+            frames = self.jframes  # (``_after_value``, inline)
+            self.jrole = frames[-1].role if frames else SKIP
+            return
         text = "".join(self.jstrs)
         self.jstrs = []
         if self.jin_key:
             self.jin_key = False
             self._key(text)
-            return
-        role = self.jrole
-        if role == EMIT or role == ARGS:
-            self._out('"')
-            frames = self.jframes  # (``_after_value``, inline)
-            self.jrole = frames[-1].role if frames else SKIP
             return
         call = b.call
         if role == ARGSTR:

@@ -309,8 +309,13 @@ class ValueModel(BlockModel):
         if b.spilled:
             self._spill(seg)
             return j
-        b.raw.append(seg)
         k = j - i
+        raw = b.raw  # (``raw.append(seg)``, inline)
+        recent = raw.recent
+        recent.append(seg)
+        raw.length += k
+        if len(recent) >= FLUSH_AT:
+            raw.fold()
         b.raw_len += k
         p = b.param
         if p is not None and p.raw_from >= 0 and p.raw_from + p.raw_fed == b.raw_len - k and k and not p.undecided:
@@ -413,7 +418,12 @@ class ValueModel(BlockModel):
         if b.spilled:
             self._spill(seg)
             return j
-        b.raw.append(seg)  # (``_hold``, inline)
+        raw = b.raw  # (``_hold``, inline)
+        recent = raw.recent
+        recent.append(seg)
+        raw.length += j - i
+        if len(recent) >= FLUSH_AT:
+            raw.fold()
         b.raw_len += j - i
         b.held.append(seg)
         return j
