@@ -15,7 +15,7 @@ that is not grammar (``end_bare_block``); its spaces after the last call are pro
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 import json
@@ -38,7 +38,7 @@ from callsieve.schema import coerce, fits, types_of
 from callsieve.structure import BlockSpec, Position
 
 
-@dataclass
+@dataclass(init=False)
 class Call:
     """One call of a block. (Containers most calls never fill are None until their
     first use: a block of thousands of calls holds every one of them until it closes,
@@ -50,49 +50,81 @@ class Call:
     id: str
     known: bool
     raw_start: int
-    raw_end: int = -1
-    args: dict[str, Any] = field(default_factory=dict)
+    raw_end: int
+    args: dict[str, Any]
     #: what does not fit (type mismatches, ...): each becomes a Diagnostic (None: nothing)
-    problems: list[str] | None = None
-    opened_json: bool = False
+    problems: list[str] | None
+    opened_json: bool
     #: ToolCallStart was emitted (or the call will never stream: unknown under a policy)
-    started: bool = False
+    started: bool
     #: an id the wire carried (Kimi ``functions.NAME:IDX``), used when the call's ids are "wire"
-    wire_id: str = ""
-    wire_ids: bool = False
+    wire_id: str
+    wire_ids: bool
     #: the arguments come from a JSON body, streamed as canonical JSON text
-    json_args: bool = False
+    json_args: bool
     #: the canonical JSON text of JSON arguments, as produced (None until the first piece)
-    args_text: Pieces | None = None
-    args_started: bool = False
-    args_done: bool = False
+    args_text: Pieces | None
+    args_started: bool
+    args_done: bool
     #: canonical text produced before the call's start (its name was not known yet)
-    pending: list[str] | None = None
+    pending: list[str] | None
     #: the Diagnostic code when this call's close is left out (``Call(implied_close=)``)
-    implied_code: str = ""
+    implied_code: str
     #: keys the call's arguments may be wrapped in once (``Call(wrapped=)``)
-    wrapped: tuple[str, ...] = ()
+    wrapped: tuple[str, ...]
     #: a first parameter that may wrap every argument: (key, value as written, the
     #: object it holds), its fragment held until the call shows whether it is the only one
-    deferred: tuple[str, Any, dict[str, Any]] | None = None
+    deferred: tuple[str, Any, dict[str, Any]] | None
     #: the Diagnostic code when a parameter repeated under an array schema becomes an
     #: array (``Call(repeated=)``); such parameters are held until the call closes
-    repeated: str = ""
-    arrays: dict[str, list[tuple[Any, str | None, str]]] | None = None
+    repeated: str
+    arrays: dict[str, list[tuple[Any, str | None, str]]] | None
     #: arguments not held twice (issue 13, item 5): key → the span of the block's raw
     #: text that is its value, cut when the block is emitted
-    spans: dict[str, tuple[int, int]] | None = None
+    spans: dict[str, tuple[int, int]] | None
     #: keys whose values are raw text (a value grammar's ``Raw``): a markup close may
     #: have cut one short, so each is checked for a heredoc that never ends (None: none)
-    raw_keys: list[str] | None = None
+    raw_keys: list[str] | None
     #: Why the call is refused though its block stands ("" while it is a call): a value
     #: grammar read it to its end and found it no call (a name where a literal must be).
     #: It is released alone, with a Diagnostic; the block's other calls stand.
-    bad: str = ""
+    bad: str
     #: the last fragment of the call's arguments (its closing ``}``), withheld until the
     #: call is emitted: the fragments of a call that is abandoned never make a whole
     #: JSON object, so no client takes a call that was given up for a complete one
-    closing: str = ""
+    closing: str
+
+    def __init__(self, name: str, index: int | None, id: str, known: bool, raw_start: int,
+                 args: dict[str, Any] | None = None) -> None:
+        # (written out, not made by ``dataclass``: its generated ``__init__`` is
+        # interpreted even in the compiled build, where this one is native; one is
+        # made per call, block, value or JSON container)
+        self.name = name
+        self.index = index
+        self.id = id
+        self.known = known
+        self.raw_start = raw_start
+        self.raw_end = -1
+        self.args = {} if args is None else args
+        self.problems = None
+        self.opened_json = False
+        self.started = False
+        self.wire_id = ""
+        self.wire_ids = False
+        self.json_args = False
+        self.args_text = None
+        self.args_started = False
+        self.args_done = False
+        self.pending = None
+        self.implied_code = ""
+        self.wrapped = ()
+        self.deferred = None
+        self.repeated = ""
+        self.arrays = None
+        self.spans = None
+        self.raw_keys = None
+        self.bad = ""
+        self.closing = ""
 
     def problem(self, note: str) -> None:
         if self.problems is None:
@@ -100,84 +132,117 @@ class Call:
         self.problems.append(note)
 
 
-@dataclass
+@dataclass(init=False)
 class Block:
     spec: BlockSpec
     start: int
-    raw: Pieces = field(default_factory=Pieces)
-    raw_len: int = 0
-    calls: list[Call] = field(default_factory=list)
-    call: Call | None = None
+    raw: Pieces
+    raw_len: int
+    calls: list[Call]
+    call: Call | None
     #: the open parameter (``callsieve.regions.value.Param``; Any: value.py imports this module)
-    param: Any = None
+    param: Any
     #: after_close: the close tag and the spaces after it, until what follows decides
-    held: list[str] = field(default_factory=list)
-    cdata_held: str = ""
+    held: list[str]
+    cdata_held: str
     #: CDATA sections opened inside the open one and not closed yet (a model that
     #: wraps XML holding CDATA in CDATA nests them), and the last characters of its
     #: data (where a ``<![CDATA[`` split between pieces is found)
-    cdata_depth: int = 0
-    cdata_tail: str = ""
+    cdata_depth: int
+    cdata_tail: str
     #: where the open CDATA section began in ``raw`` (a deviation's section is searched
     #: for real openers when it closes: ``opener_inside``)
-    cdata_open_at: int = 0
+    cdata_open_at: int
     #: Nested CDATA read so far (``nested_cdata``): the data after the first inner
     #: ``]]>``, held until the outer section closes (then the value's, if neither the
     #: value's close nor a real opener stands in it; else the nesting is withdrawn and
     #: the section ends at that ``]]>``, as XML reads it). ``cdata_from``: where in
     #: ``raw`` the inner ``]]>`` ended; ``cdata_withdrawn``: no nesting is read in this
     #: block any more (what is read again is read once).
-    cdata_pending: Pieces | None = None
-    cdata_from: int = 0
-    cdata_note_at: int = 0
-    cdata_withdrawn: bool = False
-    json_depth: int = 0
+    cdata_pending: Pieces | None
+    cdata_from: int
+    cdata_note_at: int
+    cdata_withdrawn: bool
+    json_depth: int
     #: a parameter's key read before its value opens (``Param.between``: GLM ``<arg_key>``)
-    key: str = ""
+    key: str
     #: why the block cannot be emitted, once known ("" while it can)
-    malformed_reason: str = ""
+    malformed_reason: str
     #: a bare block whose close arrived: it is a whole block after all
-    closed: bool = False
+    closed: bool
     #: passed max_block_chars: released, its rest streamed out (``ModelBase._spill``)
     #: while the states keep reading its structure to find where it ends
-    spilled: bool = False
+    spilled: bool
     #: tolerated deviations read so far (grammar.api tolerances): emitted with the calls
-    tolerated: list[Diagnostic] = field(default_factory=list)
+    tolerated: list[Diagnostic]
     #: how many of ``tolerated`` there were before the held value close was read: a
     #: close variant that turns out to be data (``reopen_value``) reports nothing
-    held_mark: int = 0
+    held_mark: int
     #: The Diagnostic code of a block that is itself a deviation ("" if not).
     #: (This and ``held_back`` are read from the spec once: actions ask them per call
     #: and per value.)
-    tolerance: str = ""
+    tolerance: str
     #: A deviation whose close is the evidence: its calls stream once it is read.
-    held_back: bool = False
+    held_back: bool
     #: Opened by its own body where the response begins (``callsieve.regions.start``):
     #: with ``tools=``, its first call must name a known tool (``proven``) before any of
     #: it streams; a block never proven is prose that looks like calls (text, ``noise``).
-    by_body: bool = False
-    proven: bool = False
+    by_body: bool
+    proven: bool
     #: Calls of it were streamed and then abandoned (``ToolCallAbandoned``): what is
     #: still read of it (a spilled block's rest) is never shown as text.
-    abandoned: bool = False
+    abandoned: bool
     #: Given up part-way and read on to its close (``block_rest``): its calls were
     #: streamed, or a policy drops it, so what follows the failure up to the block's
     #: close is its markup too, never text (shown once). ``rest_from``: where the
     #: failure was, in its raw (what follows it is read again as prose if no close comes).
-    rest: bool = False
-    rest_from: int = 0
+    rest: bool
+    rest_from: int
     #: The length of the opener its raw begins with (a block opened at a marker of its
     #: own; 0: a bare block opened by a call): a block that fails may leave it as an
     #: orphan control token (``Dialect(orphans=)``).
-    open_len: int = 0
+    open_len: int
     #: ``Block(same=True)``: what the opener read in its ``same`` group (lowercased;
     #: "" where it has none), which every marker of the block must read; None: no check.
-    same: str | None = None
+    same: str | None
 
-    def __post_init__(self) -> None:
-        blk = self.spec.block
+    def __init__(self, spec: BlockSpec, start: int) -> None:
+        # (written out, not made by ``dataclass``: its generated ``__init__`` is
+        # interpreted even in the compiled build, where this one is native; one is
+        # made per call, block, value or JSON container)
+        self.spec = spec
+        self.start = start
+        self.raw = Pieces()
+        self.raw_len = 0
+        self.calls = []
+        self.call = None
+        self.param = None
+        self.held = []
+        self.cdata_held = ""
+        self.cdata_depth = 0
+        self.cdata_tail = ""
+        self.cdata_open_at = 0
+        self.cdata_pending = None
+        self.cdata_from = 0
+        self.cdata_note_at = 0
+        self.cdata_withdrawn = False
+        self.json_depth = 0
+        self.key = ""
+        self.malformed_reason = ""
+        self.closed = False
+        self.spilled = False
+        self.tolerated = []
+        self.held_mark = 0
+        blk = spec.block
         self.tolerance = blk.tolerance
         self.held_back = bool(blk.tolerance) and blk.close is not None and not blk.close_optional
+        self.by_body = False
+        self.proven = False
+        self.abandoned = False
+        self.rest = False
+        self.rest_from = 0
+        self.open_len = 0
+        self.same = None
 
     @property
     def dialect_name(self) -> str:
@@ -423,7 +488,18 @@ class BlockModel(TagModel):
             text = call.args_text.join() if call.args_text is not None else ""
             call.args_text = None
             try:
-                args = json.loads(text) if text else {}
+                args = {}
+                if text:
+                    # ``json.loads(text)``: its C scanner at once, without ``loads``'s two
+                    # Python layers and whitespace matches (the text is the canonical one
+                    # written as the body was read: nothing around it); anything else
+                    # (never seen) goes through ``loads`` itself.
+                    got = None
+                    try:
+                        got = _SCAN_JSON(text, 0)
+                    except StopIteration:
+                        pass
+                    args = got[0] if got is not None and got[1] == len(text) else json.loads(text)
             except (ValueError, RecursionError):  # pragma: no cover - the tokenizer checked it
                 b.malformed_reason = b.malformed_reason or "the arguments are not JSON"
                 args = {}
@@ -1163,6 +1239,8 @@ def _segments(calls: list[Call], kept: list[bool], total: int) -> list[tuple[Cal
 
 #: A block given up part-way, read on to its close (``rest_follows``).
 REST_STATE = "block_rest"
+#: ``json``'s scanner (C where ``json`` has its speedups), as ``json.loads`` runs it
+_SCAN_JSON: Any = getattr(json.JSONDecoder(), "scan_once")
 #: The actions that give a block up (rows that lead to ``text`` with one of them get a
 #: sibling into ``block_rest``: :func:`rest_rows`). The JSON and Python bodies' own
 #: call ``abort_block`` after saying why.

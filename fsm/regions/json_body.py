@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 from callsieve.native import mypyc_attr, trait
@@ -71,12 +71,21 @@ ID = "id"  # the call's wire id (a string)
 ARGSTR = "argstr"
 
 
-@dataclass
+@dataclass(init=False)
 class Frame:
     kind: str  # "{" or "["
     role: str
-    keys: set[str] = field(default_factory=set)
-    count: int = 0
+    keys: set[str]
+    count: int
+
+    def __init__(self, kind: str, role: str) -> None:
+        # (written out, not made by ``dataclass``: its generated ``__init__`` is
+        # interpreted even in the compiled build, where this one is native; one is
+        # made per call, block, value or JSON container)
+        self.kind = kind
+        self.role = role
+        self.keys = set()
+        self.count = 0
 
 
 @trait

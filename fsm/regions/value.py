@@ -31,7 +31,7 @@ from callsieve.structure import ValueSpec
 from callsieve.values import ValueDecoder
 
 
-@dataclass
+@dataclass(init=False)
 class Param:
     name: str
     spec: ValueSpec
@@ -41,33 +41,55 @@ class Param:
     #: a raw value's decoded text, where it is kept (not a span of the block's raw text:
     #: ``raw_from``); a JSON value's text as written. (None until the first piece: most
     #: values need neither, and a parameter is made for every value of every call.)
-    decoded: Pieces | None = None
-    raw_value: Pieces | None = None
+    decoded: Pieces | None
+    raw_value: Pieces | None
     #: JSON when it parses, no schema: not yet known to be a string (it begins with
     #: whitespace so far); once its first other character cannot begin a JSON object,
     #: array, number or boolean it is a string and streams from there on
-    undecided: bool = False
+    undecided: bool
     #: where the parameter's open began (offsets of Diagnostics about it)
-    start: int = 0
+    start: int
     #: the value quotes its dialect's markup (a call or block open was read in it):
     #: no close is implied from then on
-    quoting: bool = False
+    quoting: bool
     #: may wrap every argument of its call (``Call(wrapped=...)``)
-    wrapper: bool = False
+    wrapper: bool
     #: the raw value read so far is empty or ends with a newline
-    at_line_start: bool = True
+    at_line_start: bool
     #: Issue 13, item 5: a streamed raw value is one contiguous span of the block's raw
     #: text (minus the newlines its style strips), so it is not held a second time:
     #: ``raw_from`` is where it starts in the block's raw (``DERIVE_PENDING`` until
     #: its first piece; ``-1`` once it is kept in ``decoded``, as CDATA or markup held
     #: between its pieces make it), ``raw_fed`` how much of the raw it spans so far.
-    raw_from: int = -1
-    raw_fed: int = 0
+    raw_from: int
+    raw_fed: int
     #: the value is JSON (its body is a ``JsonValue``), not raw text
-    json: bool = False
+    json: bool
     #: its opener was assumed left out (``Opt(missing=)``): the opener read in it after
     #: all makes the block malformed (``opener_after_text``)
-    open_missing: bool = False
+    open_missing: bool
+
+    def __init__(self, name: str, spec: ValueSpec, streaming: bool, decoder: ValueDecoder, schema: dict[str, Any] | None,
+                 start: int = 0, wrapper: bool = False, json: bool = False) -> None:
+        # (written out, not made by ``dataclass``: its generated ``__init__`` is
+        # interpreted even in the compiled build, where this one is native; one is
+        # made per call, block, value or JSON container)
+        self.name = name
+        self.spec = spec
+        self.streaming = streaming
+        self.decoder = decoder
+        self.schema = schema
+        self.decoded = None
+        self.raw_value = None
+        self.undecided = False
+        self.start = start
+        self.quoting = False
+        self.wrapper = wrapper
+        self.at_line_start = True
+        self.raw_from = -1
+        self.raw_fed = 0
+        self.json = json
+        self.open_missing = False
 
 
 def chosen(specs: tuple[ValueSpec, ...], fields: dict[str, str]) -> ValueSpec:
