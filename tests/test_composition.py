@@ -333,6 +333,9 @@ def test_the_machine_of_every_dialect_outlives_a_stream_of_small_compositions() 
     assert machine_module.composed_of_many(every.machine)
     parts = _sieve_parts(every)
     glm45 = REGISTRY["glm45"]
+    # (by value: equal dialects that are other objects; the machine ``every`` runs unless
+    # eight other large machines were looked up by value since)
+    by_value = callsieve.Sieve([dataclasses.replace(d) for d in every.dialects], bare_calls=False).machine
     with whole_machine_caches_put_back():
         for i in range(machine_module._COMPOSED_MAX + 8):
             # (distinct values: each one composed, compiled and read whole afresh)
@@ -345,9 +348,7 @@ def test_the_machine_of_every_dialect_outlives_a_stream_of_small_compositions() 
         again = callsieve.Sieve()
         assert again.machine is every.machine
         assert all(a is b for a, b in zip(_sieve_parts(again), parts))
-        # (found by value too: equal dialects that are other objects)
-        copies = [dataclasses.replace(d) for d in every.dialects]
-        assert callsieve.Sieve(copies, bare_calls=False).machine is every.machine
+        assert callsieve.Sieve([dataclasses.replace(d) for d in every.dialects], bare_calls=False).machine is by_value
 
 
 def test_a_cache_of_whole_machines_keeps_each_part_to_its_bound_least_recently_used_out() -> None:
