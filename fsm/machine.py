@@ -1301,9 +1301,10 @@ def _check_rule2(decl: Declaration, matchers: dict[str, Matcher], scoped: dict[s
 
 
 #: A machine composed from this many dialects or more is a large one (every built-in
-#: dialect, the default ``Sieve()``: some 30,000-60,000 rows, ~11 MB with its compiled
-#: table, and ~15 MB more for the reference runner's ``transitions`` machine; one dialect:
-#: some 1,000-5,000 rows). The caches of whole machines keep large ones apart.
+#: dialect: some 30,000-60,000 rows by the options, 45,000 for the default ``Sieve()``;
+#: with 30,000, ~11 MB with its compiled table and ~15 MB more for the reference runner's
+#: ``transitions`` machine; one dialect: some 1,000-5,000 rows). The caches of whole
+#: machines keep large ones apart.
 MANY_DIALECTS = 8
 #: Machines of fewer dialects kept by each cache of whole machines (``compose`` by
 #: identity and by value, ``callsieve.sieve.compiled`` and ``whole_blocks``) ...
