@@ -58,9 +58,10 @@ Theory of operation
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Generic, Iterable, TypeVar
 
 import regex
 
@@ -1299,20 +1300,84 @@ def _check_rule2(decl: Declaration, matchers: dict[str, Matcher], scoped: dict[s
                         )
 
 
+#: A machine composed from this many dialects or more is a large one (every built-in
+#: dialect: some 30,000-60,000 rows by the options, 45,000 for the default ``Sieve()``;
+#: with 30,000, ~11 MB with its compiled table and ~15 MB more for the reference runner's
+#: ``transitions`` machine; one dialect: some 1,000-5,000 rows). The caches of whole
+#: machines keep large ones apart.
+MANY_DIALECTS = 8
+#: Machines of fewer dialects kept by each cache of whole machines (``compose`` by
+#: identity and by value, ``callsieve.sieve.compiled`` and ``whole_blocks``) ...
+_COMPOSED_MAX = 64
+#: ... and, apart, machines of :data:`MANY_DIALECTS` or more: a stream of small
+#: compositions never evicts the large machine a program uses (the tests compose some
+#: 260 distinct machines per process, and recomposed the default one up to four times),
+#: and at most this many large machines are kept.
+_COMPOSED_MANY_MAX = 8
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+class KeptBySize(Generic[_K, _V]):
+    """A bounded cache of whole machines (or what is made from one) in two parts, each
+    least recently used first out: what is made from fewer than :data:`MANY_DIALECTS`
+    dialects (at most ``few``) and, apart, from more (at most ``many``). The caller says
+    which part a key is in (``many``: by the number of dialects, known before composing).
+    Safe to share between threads as ``lru_cache`` is: two threads that miss together
+    may both make the value, and the last one kept wins."""
+
+    def __init__(self, few: int, many: int) -> None:
+        self.bounds = (few, many)
+        self.parts: tuple[OrderedDict[_K, _V], OrderedDict[_K, _V]] = (OrderedDict(), OrderedDict())
+
+    def get(self, key: _K, many: bool) -> _V | None:
+        part = self.parts[many]
+        hit = part.get(key)
+        if hit is not None:
+            try:
+                part.move_to_end(key)
+            except KeyError:  # (taken out by another thread meanwhile)
+                pass
+        return hit
+
+    def put(self, key: _K, value: _V, many: bool) -> None:
+        part, bound = self.parts[many], self.bounds[many]
+        while len(part) >= bound:
+            try:
+                part.popitem(last=False)
+            except KeyError:  # (emptied by another thread meanwhile)
+                break
+        part[key] = value
+
+    def __len__(self) -> int:
+        return len(self.parts[0]) + len(self.parts[1])
+
+    def clear(self) -> None:
+        for part in self.parts:
+            part.clear()
+
+
+def composed_of_many(machine: Machine) -> bool:
+    """Whether ``machine`` was composed from :data:`MANY_DIALECTS` dialects or more (one
+    layout per dialect): which part of a cache of whole machines keeps it."""
+    return len(machine.layouts) >= MANY_DIALECTS
+
+
 def compose(dialects: tuple[Dialect, ...], think: bool = True, calls_in_reasoning: str = "dialect",
             strict: bool = False, bare: bool = True) -> Machine:
     """The machine for these dialects (and their reasoning region unless ``think=False``;
     ``calls_in_reasoning``: one of :data:`CALLS_IN_REASONING`; ``strict``: without any
     tolerance the grammar declares; ``bare``: with the blocks their own body opens,
-    where the response begins). Cached: equal dialects and options, one machine."""
+    where the response begins). Cached: equal dialects and options, one machine (as
+    long as it is kept: see :data:`_COMPOSED_MAX`)."""
     key = (tuple(map(id, dialects)), think, calls_in_reasoning, strict, bare)
-    hit = _composed_by_identity.get(key)
+    many = len(dialects) >= MANY_DIALECTS
+    hit = _composed_by_identity.get(key, many)
     if hit is not None and len(hit[0]) == len(dialects) and all(a is b for a, b in zip(hit[0], dialects)):
         return hit[1]
     machine = _compose(dialects, think, calls_in_reasoning, strict, bare)
-    while len(_composed_by_identity) >= _COMPOSED_MAX:  # (the oldest first: as many kept as ``_compose`` keeps)
-        del _composed_by_identity[next(iter(_composed_by_identity))]
-    _composed_by_identity[key] = (dialects, machine)
+    _composed_by_identity.put(key, (dialects, machine), many)
     return machine
 
 
@@ -1320,16 +1385,41 @@ def compose(dialects: tuple[Dialect, ...], think: bool = True, calls_in_reasonin
 #: no other objects', their machine): the same dialect objects are found without
 #: hashing them (a dialect hashes its whole declaration: with every dialect, ~0.7 ms a
 #: Sieve() spent in ``_compose``'s cache key); equal ones that are other objects are
-#: found by ``_compose``'s cache.
-_composed_by_identity: dict[tuple[object, ...], tuple[tuple[Dialect, ...], Machine]] = {}
-_COMPOSED_MAX = 64
+#: found by ``_compose``'s cache. As many machines kept as ``_compose`` keeps.
+_composed_by_identity: KeptBySize[tuple[object, ...], tuple[tuple[Dialect, ...], Machine]] = KeptBySize(
+    _COMPOSED_MAX, _COMPOSED_MANY_MAX)
 
 
-@lru_cache(maxsize=_COMPOSED_MAX)
+
+class _HashedOnce(list[object]):
+    """A cache key whose hash is taken once (as ``functools.lru_cache``'s): a dialect
+    hashes its whole declaration, and a hit looks the key up twice."""
+
+    __slots__ = ("hashvalue",)
+
+    def __init__(self, items: tuple[object, ...]) -> None:
+        super().__init__(items)
+        self.hashvalue = hash(items)
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return self.hashvalue
+
+
+#: (the dialects, the options) → their machine, by value.
+_composed_by_value: KeptBySize[_HashedOnce, Machine] = KeptBySize(_COMPOSED_MAX, _COMPOSED_MANY_MAX)
+
+
 def _compose(dialects: tuple[Dialect, ...], think: bool, calls_in_reasoning: str, strict: bool, bare: bool) -> Machine:
+    key = _HashedOnce((dialects, think, calls_in_reasoning, strict, bare))
+    many = len(dialects) >= MANY_DIALECTS
+    hit = _composed_by_value.get(key, many)
+    if hit is not None:
+        return hit
     if calls_in_reasoning not in CALLS_IN_REASONING:
         raise GrammarError(f"calls_in_reasoning={calls_in_reasoning!r}: one of {CALLS_IN_REASONING}")
-    return _Composer(dialects, think, calls_in_reasoning, strict, bare).compose()
+    machine = _Composer(dialects, think, calls_in_reasoning, strict, bare).compose()
+    _composed_by_value.put(key, machine, many)
+    return machine
 
 
 def declare(dialects: tuple[Dialect, ...], think: bool = True, calls_in_reasoning: str = "dialect",

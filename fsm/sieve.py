@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 import difflib
-from functools import lru_cache, wraps
+from functools import wraps
 import inspect
 import secrets
 from typing import Any, Callable, Collection, Iterable, Literal, ParamSpec, get_args
@@ -14,7 +14,7 @@ from callsieve.errors import FeedAfterCloseError, InvalidOptionError, MalformedB
 from callsieve.events import Diagnostic, Event, Reasoning, Text, ToolCall
 from callsieve.grammar.api import Dialect
 from callsieve.grammar.registry import resolve
-from callsieve.machine import Machine, compose
+from callsieve.machine import _COMPOSED_MANY_MAX, _COMPOSED_MAX, KeptBySize, Machine, compose, composed_of_many
 from callsieve.reference import ReferenceRunner
 from callsieve.regions import Config, ModelBase
 from callsieve.regions.reasoning import prefill_state
@@ -87,18 +87,32 @@ def _keywords_checked(init: Callable[_P, None]) -> Callable[_P, None]:
     return checked
 
 
-@lru_cache(maxsize=64)
 def compiled(machine: Machine) -> CompiledMachine:
-    """The compiled runner's table for a composed machine (shared by every sieve)."""
-    return compile_machine(machine)
+    """The compiled runner's table for a composed machine (shared by every sieve; kept
+    for as many machines as ``compose`` keeps, the large ones apart)."""
+    many = composed_of_many(machine)
+    hit = _compiled.get(machine, many)
+    if hit is None:
+        hit = compile_machine(machine)
+        _compiled.put(machine, hit, many)
+    return hit
 
 
-@lru_cache(maxsize=64)
 def whole_blocks(machine: Machine) -> WholeBlocks:
     """The whole-block readers of a composed machine (``callsieve.regions.whole``; shared
     by every sieve, like its table)."""
-    c = compiled(machine)
-    return WholeBlocks(machine, c.steps_rest, c.class_of, c.bulk, c.table)
+    many = composed_of_many(machine)
+    hit = _whole_blocks.get(machine, many)
+    if hit is None:
+        c = compiled(machine)
+        hit = WholeBlocks(machine, c.steps_rest, c.class_of, c.bulk, c.table)
+        _whole_blocks.put(machine, hit, many)
+    return hit
+
+
+#: A machine (by identity) → its table, its whole-block readers.
+_compiled: KeptBySize[Machine, CompiledMachine] = KeptBySize(_COMPOSED_MAX, _COMPOSED_MANY_MAX)
+_whole_blocks: KeptBySize[Machine, WholeBlocks] = KeptBySize(_COMPOSED_MAX, _COMPOSED_MANY_MAX)
 
 
 class Sieve:

@@ -8,6 +8,7 @@ each kind of row (forks, the reasoning twins of ``calls_in_reasoning="call"``, s
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import functools
@@ -16,7 +17,7 @@ import re
 import sys
 import types
 from functools import cached_property
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 import regex
@@ -28,7 +29,7 @@ from callsieve.compiler import CompiledMachine, CompiledRunner, compile_machine
 from callsieve.declare import declared_rows
 from callsieve.events import merged
 from callsieve.grammar.api import Dialect
-from callsieve.grammar.registry import resolve
+from callsieve.grammar.registry import REGISTRY, resolve
 from callsieve.machine import Machine, build_machine, compose
 from callsieve.regions.whole import WholeBlocks
 from strategies import run
@@ -179,12 +180,12 @@ def _package_memos() -> list[Any]:
 
 def _cold(dialects: tuple[Dialect, ...], options: dict[str, Any]) -> tuple[Machine, CompiledMachine, WholeBlocks]:
     """A machine composed and compiled with every memo of the package empty, and through
-    none of the caches of whole machines (``compose``, ``compiled``, ``whole_blocks``)."""
+    none of the caches of whole machines (``compose``, ``compiled``, ``whole_blocks``:
+    ``KeptBySize``, not ``functools`` memos, so left as they are)."""
     memos = _package_memos()
     assert any(getattr(m, "__name__", "") == "_reads_same" for m in memos)  # (the helpers are found)
     for memo in memos:
-        if memo not in (machine_module._compose, sieve_module.compiled, sieve_module.whole_blocks):
-            memo.cache_clear()
+        memo.cache_clear()
     machine = machine_module._Composer(dialects, options.get("reasoning", True), options.get("calls_in_reasoning", "dialect"),
                                        options.get("strict", False), options["bare_calls"]).compose()
     table = compile_machine(machine)
@@ -300,4 +301,70 @@ def test_dialects_made_afresh_keep_no_more_than_a_bounded_number_alive() -> None
     # no more than the machines ``compose`` keeps.
     machines = {id(compose((d,))) for d in copies[: machine_module._COMPOSED_MAX + 20]}
     assert len(machines) == 1
-    assert len(machine_module._composed_by_identity) <= machine_module._COMPOSED_MAX
+    few, many = machine_module._composed_by_identity.parts
+    assert len(few) <= machine_module._COMPOSED_MAX and len(many) <= machine_module._COMPOSED_MANY_MAX
+
+
+#: Every cache of whole machines: each keeps the large ones apart.
+WHOLE_MACHINE_CACHES = [machine_module._composed_by_identity, machine_module._composed_by_value,
+                        sieve_module._compiled, sieve_module._whole_blocks]
+
+
+@contextlib.contextmanager
+def whole_machine_caches_put_back() -> Iterator[None]:
+    """The caches of whole machines as they were before, after the block: a test that
+    fills them leaves this process's other tests the machines they had (composing
+    afresh what it pushed out would cost more than the test)."""
+    saved = [[part.copy() for part in cache.parts] for cache in WHOLE_MACHINE_CACHES]
+    try:
+        yield
+    finally:
+        for cache, parts in zip(WHOLE_MACHINE_CACHES, saved):
+            for part, was in zip(cache.parts, parts):
+                part.clear()
+                part.update(was)
+
+
+def test_the_machine_of_every_dialect_outlives_a_stream_of_small_compositions() -> None:
+    """The default ``Sieve()`` composes every dialect (the most costly machine to make,
+    and the one most programs run): however many distinct one-dialect machines are
+    composed and compiled after it, every cache of whole machines still holds it, each
+    within its bounds."""
+    every = callsieve.Sieve()
+    assert machine_module.composed_of_many(every.machine)
+    parts = _sieve_parts(every)
+    glm45 = REGISTRY["glm45"]
+    # (by value: equal dialects that are other objects; the machine ``every`` runs unless
+    # eight other large machines were looked up by value since)
+    by_value = callsieve.Sieve([dataclasses.replace(d) for d in every.dialects], bare_calls=False).machine
+    with whole_machine_caches_put_back():
+        for i in range(machine_module._COMPOSED_MAX + 8):
+            # (distinct values: each one composed, compiled and read whole afresh)
+            small = compose((dataclasses.replace(glm45, name=f"glm45_{i}"),), False, "dialect", True, False)
+            assert not machine_module.composed_of_many(small)
+            sieve_module.whole_blocks(small)
+        for cache in WHOLE_MACHINE_CACHES:
+            few, many = cache.parts
+            assert len(few) == machine_module._COMPOSED_MAX and 1 <= len(many) <= machine_module._COMPOSED_MANY_MAX
+        again = callsieve.Sieve()
+        assert again.machine is every.machine
+        assert all(a is b for a, b in zip(_sieve_parts(again), parts))
+        assert callsieve.Sieve([dataclasses.replace(d) for d in every.dialects], bare_calls=False).machine is by_value
+
+
+def test_a_cache_of_whole_machines_keeps_each_part_to_its_bound_least_recently_used_out() -> None:
+    cache: machine_module.KeptBySize[int, str] = machine_module.KeptBySize(3, 2)
+    for k in range(5):
+        cache.put(k, f"few{k}", many=False)
+    assert list(cache.parts[0]) == [2, 3, 4] and not cache.parts[1]
+    cache.put(10, "many10", many=True)
+    cache.put(11, "many11", many=True)
+    assert cache.get(10, many=True) == "many10"  # (used: now the last out)
+    assert cache.get(10, many=False) is None  # (each key in the part the caller says)
+    for k in range(5, 9):
+        cache.put(k, f"few{k}", many=False)
+    cache.put(12, "many12", many=True)
+    assert list(cache.parts[0]) == [6, 7, 8] and list(cache.parts[1]) == [10, 12]
+    assert cache.get(2, many=False) is None and len(cache) == 5
+    cache.clear()
+    assert len(cache) == 0

@@ -922,8 +922,11 @@ def test_glm_newlines_written_as_backslash_n_keep_the_calls_and_say_so(data: st.
     drawn = data.draw(st.lists(call_of(d), min_size=1, max_size=2))
     block = d.render([(n, p) for n, p, _ in drawn], 0)
     # the newlines between tags: after a name, a key's close or a value's close (not
-    # the one between two blocks, which is prose)
-    spots = [m.end() - 1 for m in re.finditer(r"(?:<tool_call>[^<\n]*|</arg_key>|</arg_value>)\n(?=<)", block)]
+    # the one between two blocks, which is prose, nor one inside a value's own text, such
+    # as a value ``<tool_call>\n``)
+    values = [m.span() for m in re.finditer(r"<arg_value>.*?</arg_value>", block, re.DOTALL)]
+    spots = [m.end() - 1 for m in re.finditer(r"(?:<tool_call>[^<\n]*|</arg_key>|</arg_value>)\n(?=<)", block)
+             if not any(a < m.end() - 1 < b for a, b in values)]
     chosen = sorted(set(data.draw(st.lists(st.sampled_from(spots), min_size=1, max_size=4))))
     for k in reversed(chosen):
         block = block[:k] + "\\n" + block[k + 1:]
