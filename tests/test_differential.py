@@ -391,3 +391,23 @@ def test_a_step_decision_tree_fires_the_rows_first_passing_row_asking_each_guard
     assert set(asked) <= set(order)
     assert asked == [n for n in order if n in asked]
     assert DECISION_MAX_NODES >= 8  # (a list this small is always a tree, never chained)
+
+
+def test_a_character_that_begins_no_marker_in_its_value_is_the_values_at_the_end_of_the_stream() -> None:
+    """Found by ``test_runners_agree_on_pieces_of_the_hostile_inputs`` (on ba26ebf): with
+    every dialect, a DSML string value's rows send ``[`` to ``maybe_tag`` (a marker of
+    another scope begins with it), but no marker of the value's own scope does. The
+    reference runner held it there; the compiled runner's scan, which asks the scope,
+    read it as the value's and streamed it. At the end of the stream the reference
+    abandoned the block with ``[`` held, never streamed: the runners' deltas differed.
+    A held tag that is already dead at the end of the stream is its origin's now, as the
+    next character would have made it."""
+    doc = '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="f">\n<｜DSML｜parameter name="k" string="\nfalse">['
+    got = {}
+    for runner in ("compiled", "reference"):
+        s = callsieve.Sieve(max_block_chars=1 << 20, on_malformed="text", runner=runner)
+        got[runner] = merged(s.feed(doc) + s.close())
+        assert "".join(e.raw for e in got[runner]) == doc
+    assert [e.arguments for e in got["reference"] if isinstance(e, callsieve.ToolCallDelta)] == ['{"k": "[']
+    assert [type(e).__name__ for e in got["compiled"]] == [type(e).__name__ for e in got["reference"]]
+    assert [getattr(e, "arguments", None) for e in got["compiled"]] == [getattr(e, "arguments", None) for e in got["reference"]]

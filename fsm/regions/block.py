@@ -32,6 +32,7 @@ from callsieve.regions import dumps
 from callsieve.grammar.api import SAME_FIELD, tag_fields
 from callsieve.regions.tag import TagModel, marker_spellings
 from callsieve.schema import coerce, fits, types_of
+from callsieve.matcher import DEAD
 
 # (Imported at run time: the compiled build's dataclasses read their field types when the
 # module loads. Param cannot be: value.py imports this module.)
@@ -1148,9 +1149,19 @@ class BlockModel(TagModel):
         b = self.block
         assert b is not None
         if self.tag:
-            self._hold(self.tag)
-            self.tag = ""
+            tag, self.tag = self.tag, ""
             self._tag_version += 1
+            m = self.tag_matcher
+            sink = self.cfg.sinks.get(self.origin, "")
+            if sink and (m if m is not None else self.matcher()).classify(tag)[0] == DEAD:
+                # A held tag already dead (a character the state's rows hold, though no
+                # marker of its scope begins with it): its origin's, as the next
+                # character would have made it (a value streams it), before the end.
+                take = getattr(self, sink)
+                for c in tag:
+                    take(c)
+            else:
+                self._hold(tag)
         at = self.opener_inside(1)
         if at > 0:
             # (the runners read an end-of-stream pushback, then the end again)
