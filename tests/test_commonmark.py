@@ -292,6 +292,24 @@ def test_a_list_item_line_ends_an_open_span_so_its_failed_fence_opens_a_span_of_
         assert "probe2" not in called(events), n
 
 
+def test_a_fence_line_the_stream_ends_in_while_a_tag_is_held_in_its_info_string_is_a_fence() -> None:
+    # Found by the property above: the stream ended on the fence's line while a
+    # character that may begin a marker (``[``) was held after the opener in its info
+    # string. The end of the stream ends the line: a fence, so probe1 is code (as
+    # where the stream ends on any other character). callsieve released the opener as
+    # markup and ran probe1.
+    doc = ('\n\n\n- ```\n\n\n\n `<tool_calls><invoke name="probe0"></invoke></tool_calls> `\n'
+           ' ```<tool_calls><invoke name="probe1"></invoke></tool_calls> [')
+    in_code, _ = code_probes(doc)
+    assert in_code == {"probe0", "probe1"}, "the oracle says code"
+    for tail in (" [", "[", " y"):
+        for pieces in chunked(doc[: -2] + tail):
+            events = run(pieces)
+            assert "".join(e.raw for e in events) == doc[: -2] + tail
+            assert not called(events), (tail, len(pieces))
+            assert [e.code for e in events if isinstance(e, callsieve.Diagnostic)] == ["markup_in_code"] * 2
+
+
 P0 = '<tool_calls><invoke name="probe0"></invoke></tool_calls>'
 
 

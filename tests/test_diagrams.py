@@ -419,10 +419,11 @@ def test_guards_are_numbered_in_the_order_they_are_tried() -> None:
     decl = BY_NAME["dialect-qwen3_coder"].machine.decl
     tried = [t for t in decl.ordered() if t.source == "maybe_tag" and t.trigger == "other" and t.guards]
     assert len(tried) > 8
-    # (a row only the end of the stream tries, a held span's: numbered among them)
+    # (rows only the end of the stream tries, a held info string's and a held span's:
+    # numbered among them)
     seen = {(t.dest, t.guards) for t in tried}
     at_eof = [t for t in decl.ordered() if t.source == "maybe_tag" and t.trigger == "eof" and t.guards]
-    assert [t.guards for t in at_eof if (t.dest, t.guards) not in seen] == [("span_holds",)]
+    assert [t.guards for t in at_eof if (t.dest, t.guards) not in seen] == [("info_holds",), ("span_holds",)]
     tried = sorted(tried + [t for t in at_eof if (t.dest, t.guards) not in seen], key=lambda t: t.rank)
     node = next(m.group(0) for m in re.finditer(r'^\s*"maybe_tag" \[.*$', dot, re.M))
     numbers = []

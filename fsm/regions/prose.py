@@ -1141,6 +1141,11 @@ class ProseModel(TagModel):
         """A hold from a span open before this fence's line (not one its info string began)."""
         return self.code_held is not None and not self.hold_in_info
 
+    def info_holds(self, ch: str) -> bool:
+        """An opener held from this fence's info string (``info_opener``): the end of its
+        line, or of the stream, makes the fence, and the opener code."""
+        return self.hold_in_info and self.code_held is not None
+
     def info_end(self, ch: str = "") -> None:
         """The info string's line ended: a fence. An opener held from the info string was
         code."""
@@ -1732,7 +1737,10 @@ RULES = (
     *on("in_code_span", [EOF_TRIGGER], "text", "hold_as_markup", when=["span_holds"], rank=10),
     *on("in_code_span", [EOF_TRIGGER], "text", rank=90),
     # (a hold is on only in a span, or in a fence's info string read in one: the tag is
-    # from there)
+    # from there; one the info string began ends with its line, the stream's end too:
+    # a fence, the opener code)
+    *on("maybe_tag", [EOF_TRIGGER], "text", "tag_release_eof", "info_end", when=["info_holds"],
+        rank=RANK_RETURN - 1001),
     *on("maybe_tag", [EOF_TRIGGER], "text", "tag_release_eof", "hold_as_markup", when=["span_holds"],
         rank=RANK_RETURN - 1000),
     *on("span_run", ["tick", "tilde"], "span_run", "run_more", when=["same_run_char"], rank=10),
