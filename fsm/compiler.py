@@ -42,7 +42,7 @@ from callsieve.grammar.api import MAX_TAG_CHARS
 from callsieve.grammar.states import EOF_TRIGGER, OTHER, OVERFLOW
 from callsieve.declare import Named, declared_rows
 from callsieve.machine import Machine
-from callsieve.matcher import VIABLE, Matcher
+from callsieve.matcher import COMPLETE, VIABLE, Matcher
 from callsieve.regions import SAW_TRIM_AT
 from callsieve.regions.engine import EngineModel as Context
 from callsieve.regions.json_run import STATES as JSON_RUN_STATES
@@ -985,15 +985,18 @@ class CompiledRunner:
                 b = ctx.block
                 if m is not None and self._held_plain and (b is None or b.spilled or b.raw_len <= ctx.cfg.max_block_chars):
                     tag = ctx.tag
-                    grown = tag + chunk
-                    # Whether ``tag + chunk`` is, as the matcher's memo already knows, a
-                    # prefix of a marker, and the chunk holds no end character (so no
-                    # prefix of it is complete): ``tag_end`` would say (n, VIABLE). Most
-                    # chunks of a token stream in markup: one lookup and one search.
-                    got = m._memo.get(grown)
-                    if got is not None and got[0] == VIABLE:
-                        ends = m._search_ends
-                        if ends is not None and ends(chunk) is None:
+                    ends = m._search_ends
+                    e = ends(chunk) if ends is not None else None
+                    j = -1
+                    complete = None
+                    if e is None:
+                        # Whether ``tag + chunk`` is, as the matcher's memo already knows,
+                        # a prefix of a marker, the chunk holding no end character (so no
+                        # prefix of it is complete): ``tag_end`` would say (n, VIABLE).
+                        # Most chunks of a token stream in markup: one search, one lookup.
+                        grown = tag + chunk
+                        got = m._memo.get(grown)
+                        if got is not None and got[0] == VIABLE and ends is not None:
                             # The whole chunk still a prefix of a marker: it grows the tag
                             # and decides nothing (nothing is pending between feeds: every
                             # call flushes below).
@@ -1001,13 +1004,23 @@ class CompiledRunner:
                             ctx._tag_version += 1
                             self.base += n
                             return []
-                    ctx.pos = self.base
-                    j = m.tag_end(tag, chunk, 0)[0]
-                    if j == n:
-                        ctx.tag = tag + chunk
-                        ctx._tag_version += 1
-                        self.base += n
-                        return []
+                    else:
+                        # The tag up to the chunk's first end character a marker the memo
+                        # knows complete: ``tag_end``'s first question, and its answer
+                        # (every shorter prefix of a marker is viable). Most tags' ends.
+                        p = e.end()
+                        got = m._memo.get(tag + chunk[:p])
+                        if got is not None and got[0] == COMPLETE:
+                            j = p - 1
+                            complete = got
+                    if j < 0:
+                        ctx.pos = self.base
+                        j = m.tag_end(tag, chunk, 0)[0]
+                        if j == n:
+                            ctx.tag = tag + chunk
+                            ctx._tag_version += 1
+                            self.base += n
+                            return []
                     if j:
                         ctx.tag = tag + chunk[:j]
                         ctx._tag_version += 1
@@ -1019,7 +1032,20 @@ class CompiledRunner:
                     base = self.base
                     ctx.pos = base + j
                     fires = self._held_fires
-                    fire = fires.get(ctx.hit_key(ch)) if fires is not None else None
+                    if fires is None:
+                        fire = None
+                    else:
+                        hit = complete[1] if complete is not None else None
+                        if hit is not None and not hit.entry.anchor and (b is None or b.same is None):
+                            # (``hit_key``'s answer, as it would cache it: the marker
+                            # complete, with no anchor or back-reference to ask about)
+                            ctx._cls = complete
+                            ctx._cls_version = ctx._tag_version
+                            ctx._cls_ch = ch
+                            key = ctx._cls_key = hit.entry.key
+                        else:
+                            key = ctx.hit_key(ch)
+                        fire = fires.get(key)
                     if fire is None:
                         self._step(self.c.class_of.get(ch, OTHER), ch, True)
                     else:
