@@ -318,11 +318,13 @@ def _decision(rows: tuple[Row, ...]) -> Decision:
     each guard asked at most once (issue 27: ``j_outermost`` stood in eight rows of a
     JSON body's ``}``, and was asked eight times).
 
-    Sound because a step asks exactly what the rows would, minus the repeats: the next
+    Sound because a step asks only what the rows would, minus the repeats: the next
     question is always the first guard not yet answered of the first row not yet
-    refused, which is what the rows ask next; no action runs between two guards, so a
-    guard asked again would answer the same (guards decide, they do not act; the
-    differential tests hold this runner to the reference, which asks every row)."""
+    refused (a row holding a guard already refused is passed over without asking its
+    other guards, which the rows, walked as written, would ask first); a row's own
+    guards are asked in its order; no action runs between two guards, so a guard asked
+    again would answer the same (guards decide, they do not act; the differential tests
+    hold this runner to the reference, which asks every row)."""
     nodes = [0]
 
     def build(left: list[tuple[tuple[Any, ...], tuple[Any, ...], str]]) -> Decision:
