@@ -538,6 +538,8 @@ class CompiledRunner:
         #: chunk to ``not_str`` from then on (a ``feed`` bound while it was open raises
         #: as the sieve's own does).
         self.shut = False
+        #: ``max_block_chars`` (fixed for the sieve), read on every feed
+        self._limit = ctx.cfg.max_block_chars
         ctx.state = compiled.initial
         self.base = 0
         #: What the runner tries first in each state (``CompiledMachine.plans``), with the
@@ -755,7 +757,7 @@ class CompiledRunner:
         step = self._step
         # (``ctx.over_limit()``, read inline on the hot path: a block not spilled that
         # holds more than the limit)
-        limit = ctx.cfg.max_block_chars
+        limit = self._limit
         n = len(s)
         while i < n:
             if stopped:
@@ -985,39 +987,44 @@ class CompiledRunner:
                 # held loop's guard and action (``tag_viable_run``, ``tag_push_run``) inline.
                 m = ctx.tag_matcher
                 b = ctx.block
-                if m is not None and self._held_plain and (b is None or b.spilled or b.raw_len <= ctx.cfg.max_block_chars):
+                if m is not None and self._held_plain and (b is None or b.spilled or b.raw_len <= self._limit):
                     tag = ctx.tag
                     ends = m._search_ends
-                    e = ends(chunk) if ends is not None else None
-                    j = -1
                     complete = None
-                    if e is None:
-                        # Whether ``tag + chunk`` is, as the matcher's memo already knows,
-                        # a prefix of a marker, the chunk holding no end character (so no
-                        # prefix of it is complete): ``tag_end`` would say (n, VIABLE).
-                        # Most chunks of a token stream in markup: one search, one lookup.
-                        grown = tag + chunk
-                        got = m._memo.get(grown)
-                        if got is not None and got[0] == VIABLE and ends is not None:
-                            # The whole chunk still a prefix of a marker: it grows the tag
-                            # and decides nothing (nothing is pending between feeds: every
-                            # call flushes below).
-                            ctx.tag = grown
-                            ctx._tag_version += 1
-                            self.base += n
-                            return []
+                    e: Any = False  # (not searched)
+                    if ends is not None:
+                        e = ends(chunk)
+                        if e is None:
+                            # Whether ``tag + chunk`` is, as the matcher's memo already
+                            # knows, a prefix of a marker, the chunk holding no end
+                            # character (so no prefix of it is complete): ``tag_end`` would
+                            # say (n, VIABLE). Most chunks of a token stream in markup: one
+                            # search, one lookup.
+                            grown = tag + chunk
+                            got = m._memo.get(grown)
+                            if got is not None and got[0] == VIABLE:
+                                # The whole chunk still a prefix of a marker: it grows the
+                                # tag and decides nothing (nothing is pending between
+                                # feeds: every call flushes below).
+                                ctx.tag = grown
+                                ctx._tag_version += 1
+                                self.base += n
+                                return []
+                        else:
+                            # The tag up to the chunk's first end character a marker the
+                            # memo knows complete: ``tag_end``'s first question, and its
+                            # answer (every shorter prefix of a marker is viable). Most
+                            # tags' ends.
+                            p = e.end()
+                            got = m._memo.get(tag + chunk[:p])
+                            if got is not None and got[0] == COMPLETE:
+                                complete = got
+                    if complete is not None:
+                        j = p - 1
                     else:
-                        # The tag up to the chunk's first end character a marker the memo
-                        # knows complete: ``tag_end``'s first question, and its answer
-                        # (every shorter prefix of a marker is viable). Most tags' ends.
-                        p = e.end()
-                        got = m._memo.get(tag + chunk[:p])
-                        if got is not None and got[0] == COMPLETE:
-                            j = p - 1
-                            complete = got
-                    if j < 0:
+                        # (what was searched for is not searched again)
                         ctx.pos = self.base
-                        j = m.tag_end(tag, chunk, 0)[0]
+                        j = m.tag_end(tag, chunk, 0, e)[0]
                         if j == n:
                             ctx.tag = tag + chunk
                             ctx._tag_version += 1
@@ -1055,7 +1062,7 @@ class CompiledRunner:
                             a(ctx, ch)
                         ctx.state = fire[1]
                     b = ctx.block
-                    if ctx.redo or ctx.pushback or (b is not None and not b.spilled and b.raw_len > ctx.cfg.max_block_chars):
+                    if ctx.redo or ctx.pushback or (b is not None and not b.spilled and b.raw_len > self._limit):
                         j = ctx.settle(self._run, self._step, base, j)
                     else:
                         j += 1
@@ -1082,7 +1089,7 @@ class CompiledRunner:
                 if j:
                     i = self._sc_run(ctx, chunk, 0, j)
                     b = ctx.block
-                    if b is not None and not b.spilled and b.raw_len > ctx.cfg.max_block_chars:
+                    if b is not None and not b.spilled and b.raw_len > self._limit:
                         ctx.pos = self.base + i
                         self._step(OVERFLOW, "")
                     if i < n:
@@ -1110,7 +1117,7 @@ class CompiledRunner:
                     ctx.pos = self.base
                     j = form(ctx, chunk, 0)
                     b = ctx.block
-                    if j > 0 and b is not None and not b.spilled and b.raw_len > ctx.cfg.max_block_chars:
+                    if j > 0 and b is not None and not b.spilled and b.raw_len > self._limit:
                         ctx.pos = self.base + j
                         self._step(OVERFLOW, "")
                         if j < n:

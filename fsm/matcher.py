@@ -269,39 +269,50 @@ class Matcher:
         end runs to it)."""
         return self.tag_end(tag, s, i)[0]
 
-    def tag_end(self, tag: str, s: str, i: int) -> tuple[int, int]:
+    def tag_end(self, tag: str, s: str, i: int, first: Any = False) -> tuple[int, int]:
         """``viable_end``, and what ``tag + s[i:j + 1]`` is there: ``COMPLETE`` or
-        ``DEAD`` (``VIABLE`` when the tag runs to the end of ``s``)."""
+        ``DEAD`` (``VIABLE`` when the tag runs to the end of ``s``). ``first``: where a
+        caller has searched ``s`` from ``i`` for an end character already, what it found
+        (a match, or None), so that it is not searched again."""
         last = self._last_end
         if last[0] is s and last[1] == i and last[2] == tag:
             return last[3]  # (asked again at once: a state run looked ahead, then the steps)
-        classify = self.classify
-        known = self._memo.get  # (a memo hit without the call to ``classify``)
+        # (each prefix is asked through the memo first: most tags are markers seen
+        # before, and a hit needs no call to ``classify``)
+        memo = self._memo
         ends = self._search_ends
         if ends is not None:
             # A complete marker ends with one of ``end_chars``: the prefixes that do are
-            # asked in turn (through the memo: most tags are markers seen before) up to
-            # the first one that is not viable. Complete: every shorter prefix is viable
-            # (a prefix of a match), so that is the answer. Dead, or no such prefix in
-            # reach: no marker is complete here, and stepping finds where the tag dies
-            # (a dead tag mostly dies within a few characters) or that it runs to the
-            # chunk's end.
+            # asked in turn up to the first one that is not viable. Complete: every
+            # shorter prefix is viable (a prefix of a match), so that is the answer.
+            # Dead, or no such prefix in reach: no marker is complete here, and stepping
+            # finds where the tag dies (a dead tag mostly dies within a few characters)
+            # or that it runs to the chunk's end.
             limit = i + (MAX_TAG_CHARS + 1) - len(tag)
-            e = ends(s, i, limit)
+            if first is False:
+                e = ends(s, i, limit)
+            else:
+                e = first if first is None or first.end() <= limit else None
             if e is None and len(s) <= limit:
                 # No end character before the chunk's end: no prefix is complete, and
                 # if the whole rest is still a prefix of a marker, so is every shorter
                 # one (a tag cut by a token-sized chunk: one question through the memo,
                 # not one per character; issue 27).
                 t = tag + s[i:]
-                if (known(t) or classify(t))[0] == VIABLE:
+                got = memo.get(t)
+                if got is None:
+                    got = self.classify(t)
+                if got[0] == VIABLE:
                     end = (len(s), VIABLE)
                     self._last_end = (s, i, tag, end)
                     return end
             while e is not None:
                 p = e.end()
                 t = tag + s[i:p]
-                at = (known(t) or classify(t))[0]
+                got = memo.get(t)
+                if got is None:
+                    got = self.classify(t)
+                at = got[0]
                 if at == COMPLETE:
                     end = (p - 1, COMPLETE)
                     self._last_end = (s, i, tag, end)
@@ -314,7 +325,10 @@ class Matcher:
         kind = VIABLE
         while j < n:
             t = tag + s[i : j + 1]
-            kind = (known(t) or classify(t))[0]
+            got = memo.get(t)
+            if got is None:
+                got = self.classify(t)
+            kind = got[0]
             if kind != VIABLE:
                 break
             j += 1

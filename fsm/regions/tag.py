@@ -235,6 +235,17 @@ class TagModel(ModelBase):
             self.tag = ""  # (a one-character marker: ``tag_begin``; s[i] is read next)
             self._tag_version += 1
             return i
+        ends = m._search_ends
+        if ends is not None and len(s) - i <= MAX_TAG_CHARS and ends(s, i + 1) is None:
+            # (``tag_end``'s first question, asked here: the rest of the chunk holds no
+            # end character, and the memo knows it a prefix of a marker: a tag cut by
+            # the chunk's end, the tag held to it)
+            t = s[i:]
+            got = m._memo.get(t)
+            if got is not None and got[0] == VIABLE:
+                self.tag = t
+                self._tag_version += 1
+                return len(s)
         j = m.tag_end(s[i], s, i + 1)[0]
         self.tag = s[i:j]
         self._tag_version += 1

@@ -471,7 +471,9 @@ class ValueModel(BlockModel):
                 return j  # (cut by the block's limit: stepped)
         if j >= n or b.param is None or b.param.json:
             return j
-        m = self.matcher("after_close")
+        m = self.cfg.matchers.get("after_close")  # (``matcher("after_close")``, inline)
+        if m is None:
+            m = self.cfg.scoped["after_close"][self.scope]
         if s[j] in m.one_chars:
             return j  # a one-character marker: stepped
         if s[j] in m.start_chars:
