@@ -1243,7 +1243,7 @@ def _make_scanner(rule: BulkRule, matcher: Matcher | None) -> Scanner:
         search_first = re.compile(matcher.scan_pattern(rule.stop_chars, first)).search
     else:
         search_any = search_first = re.compile(stops_only).search
-    search_word: Any = re.compile(matcher.word_scan).search if matcher.word_scan else None
+    search_word = matcher.word_finder()
     words_anchored = matcher.words_anchored
     word_starts = matcher.word_starts
     # (the start characters whose last occurrence may begin a tail)
@@ -1269,8 +1269,9 @@ def _make_scanner(rule: BulkRule, matcher: Matcher | None) -> Scanner:
         if got[0] is s and got[1] <= i <= got[2]:
             return got[2]
         assert search_word is not None
-        m = search_word(s, i)
-        k = m.start() if m else len(s)
+        k = search_word(s, i, len(s))
+        if k < 0:
+            k = len(s)
         last_word[0] = (s, i, k)
         return k
 

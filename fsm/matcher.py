@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Callable, Final
 
 import regex
 
@@ -137,6 +137,7 @@ class Matcher:
         #: and compiling them all was half of what composing a machine cost.
         self._alts = "|".join(f"(?P<M{i}>{e.marker.pattern})" for i, e in enumerate(entries))
         self._partial: Any = None
+        self._word_finder: Callable[[str, int, int], int] | None = None
         self._by_group: dict[int, Entry] = {}
         self._field_groups: tuple[str, ...] = ()
         if entries:
@@ -180,11 +181,61 @@ class Matcher:
                 alternatives = "|".join(f"{re.escape(w)}(?<!\\w{re.escape(w)})"
                                         for w in sorted({str(e.marker.pattern) for e in words}))
             self.word_scan = alternatives if words else ""
+            #: The literal words of those markers, when they are all anchored literal
+            #: words (``words_anchored``): see :meth:`word_finder`.
+            self.word_literals: tuple[str, ...] = (
+                tuple(sorted({str(e.marker.pattern) for e in words})) if self.words_anchored else ())
         else:
+            self.word_literals = ()
             self.words_anchored = False
             self.word_quick = ""
             self.scan_rest = self.scan_other = ""
             self.word_scan = ""
+
+    def word_finder(self) -> Callable[[str, int, int], int] | None:
+        """``find(s, i, j)``: where the first word marker (``word_scan``) in ``s[i:j]``
+        begins, -1 if none; None where this context has no word marker. One anchored
+        literal word (Phi-4's ``functools``) is found by ``str.find``, its anchor asked
+        of the character before it, as ``word_scan``'s lookbehind asks: through prose
+        that is several times faster than ``re``'s search for a literal prefix, which
+        read a tenth of prose fed whole with every dialect enabled."""
+        if not self.word_scan:
+            return None
+        if self._word_finder is not None:
+            return self._word_finder  # (one per context: its scans share what it found)
+        if len(self.word_literals) == 1:
+            word = self.word_literals[0]
+            size = len(word)
+            # Where the first word at or after ``i`` of the chunk ``s`` begins (``k``,
+            # ``len(s)``: none): scans read a chunk forward, asking again and again
+            # between the same two words (every code span, every stretch of prose
+            # after one), and are answered from it without a search. (One tuple in one
+            # slot: a finder is shared by the sieves of a machine, and a tuple is
+            # replaced whole.)
+            last: list[tuple[Any, int, int]] = [(None, 0, 0)]
+
+            def find_literal(s: str, i: int, j: int) -> int:
+                got = last[0]
+                if got[0] is s and got[1] <= i <= got[2]:
+                    k = got[2]
+                else:
+                    k = s.find(word, i)
+                    while k > 0 and (s[k - 1].isalnum() or s[k - 1] == "_"):  # (``\w``, as ``re`` reads it)
+                        k = s.find(word, k + 1)
+                    if k < 0:
+                        k = len(s)
+                    last[0] = (s, i, k)
+                # (a later word ends later: none other lies in ``s[i:j]``)
+                return k if k + size <= j else -1
+            self._word_finder = find_literal
+            return find_literal
+        search = re.compile(self.word_scan).search
+
+        def find(s: str, i: int, j: int) -> int:
+            m = search(s, i, j)
+            return m.start() if m is not None else -1
+        self._word_finder = find
+        return find
 
     def scan_pattern(self, stop_chars: str = "", start_chars: str | None = None) -> str:
         """A pattern matching at every stop character and at least wherever a marker

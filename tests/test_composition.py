@@ -81,10 +81,11 @@ def test_the_compiled_table_reads_the_rows_the_transitions_machine_holds(names: 
 # warm, to one made with every memo of the package emptied first, value for value.
 
 #: Attributes that are caches a machine fills as it runs (a matcher's classify memo and
-#: its alternation, compiled when first used; the table's scanners and the decision
-#: trees of the rows it stepped; the whole-block readers' count): not what was composed.
-_FILLED_AS_IT_RUNS = frozenset({"_memo", "_last_end", "_partial", "_by_group", "_field_groups", "scanners", "taken",
-                                "decide", "decide_rest", "trees"})
+#: its alternation, compiled when first used, and its word finder with the last word it
+#: found; the table's scanners and the decision trees of the rows it stepped; the
+#: whole-block readers' count): not what was composed.
+_FILLED_AS_IT_RUNS = frozenset({"_memo", "_last_end", "_partial", "_by_group", "_field_groups", "_word_finder",
+                                "scanners", "taken", "decide", "decide_rest", "trees"})
 
 
 class _Digest:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import example, given, strategies as st
 
 import callsieve
 from callsieve.events import merged
@@ -93,6 +93,28 @@ def test_a_word_anchored_marker_is_no_marker_inside_a_word(size: int, before: st
         assert calls(events) == [("f", {"a": 1})] and texts(events) == before + " end"
     else:
         assert calls(events) == [] and texts(events) == doc
+
+
+@given(st.lists(st.sampled_from(["functools", "functool", "f", "my", "_", "9", "é", " ", "(", "\n", "`"]), max_size=12),
+       st.lists(st.tuples(st.integers(0, 120), st.integers(0, 120)), min_size=1, max_size=8))
+@example(["my", "functools", " ", "functools"], [(0, 20), (0, 8), (2, 10)])  # (a word the end cuts, after one found)
+def test_a_word_finder_finds_what_the_word_scan_finds(parts: list[str], asks: list[tuple[int, int]]) -> None:
+    """``Matcher.word_finder``: ``str.find`` for one anchored literal word, and what it
+    found kept for the next question of the same chunk (issue 21: prose fed whole with
+    every dialect enabled). The oracle is the matcher's own ``word_scan``, searched by
+    ``re`` from each question's start to its end, asked in any order."""
+    import re
+
+    matcher = callsieve.Sieve(dialects=[FUNCTOOLS]).machine.matchers["text"]
+    assert matcher.word_literals == ("functools",)
+    find = matcher.word_finder()
+    assert find is not None and matcher.word_finder() is find  # (one per context)
+    scan = re.compile(matcher.word_scan)
+    s = "".join(parts)
+    for i, j in asks:
+        i, j = min(i, len(s)), min(j, len(s))
+        m = scan.search(s, i, j)
+        assert find(s, i, j) == (m.start() if m is not None else -1), (s, i, j)
 
 
 def test_a_word_anchor_reads_what_stands_before_it_after_a_block() -> None:

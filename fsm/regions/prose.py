@@ -409,8 +409,7 @@ class _CodeScan:
             re.compile("[" + re.escape(m.end_chars) + "]").search if m.end_chars else None)
         self.symbol: Callable[[str, int, int], "re.Match[str] | None"] = re.compile(
             "[" + re.escape(symbols) + "]" if symbols else "(?!)").search
-        self.word: Callable[[str, int, int], "re.Match[str] | None"] | None = (
-            re.compile(m.word_scan).search if m.word_scan else None)
+        self.word: Callable[[str, int, int], int] | None = m.word_finder()
 
 
 #: Per code matcher: (it, its scan); the scans by the markers they read.
@@ -455,8 +454,8 @@ def _code_marker_from(scan: _CodeScan, s: str, a: int, b: int, words: int) -> in
         x = scan.symbol(s, k + 1, b)
     if scan.word is not None:
         w = scan.word(s, words, b if found < 0 else found)
-        if w is not None:
-            found = w.start()
+        if w >= 0:
+            found = w
     return found
 
 
@@ -477,8 +476,8 @@ def _code_marker_in(scan: _CodeScan, s: str, a: int, b: int) -> int:
         x = scan.symbol(s, k + 1, b)
     if scan.word is not None:
         w = scan.word(s, a, b if found < 0 else found)
-        if w is not None:
-            found = w.start()
+        if w >= 0:
+            found = w
         elif b >= n - MAX_TAG_CHARS and n and _WORD_CHAR.match(s[-1]) is not None:
             # (a word marker cut by the chunk's end: the chunk's last word, if it may be one)
             t = _LAST_WORD.search(s, max(a, n - MAX_TAG_CHARS))
@@ -743,8 +742,7 @@ class ProseModel(TagModel):
             # marker may begin there): a plain "<" in prose goes on as text.
             rx = re.compile(matcher.scan_pattern("`~") or "[`~]")
             # (markers spelt as words, Phi-4's ``functools``: searched for whole)
-            got = self._inline_scan = (matcher, rx.search, rx.match,
-                                       re.compile(matcher.word_scan).search if matcher.word_scan else None)
+            got = self._inline_scan = (matcher, rx.search, rx.match, matcher.word_finder())
         search = got[1]
         match = got[2]
         word = got[3]
@@ -805,8 +803,8 @@ class ProseModel(TagModel):
                         lt = n
                 if word is not None:
                     w = word(s, e, t)
-                    if w is not None:
-                        t = w.start()  # (a word marker: the runner's)
+                    if w >= 0:
+                        t = w  # (a word marker: the runner's)
                 if t >= n:
                     break
             else:
@@ -1667,7 +1665,7 @@ class ProseModel(TagModel):
     #: ``_fc_asked``)
     _inline_scan: tuple[Matcher, Callable[[str, int], re.Match[str] | None],
                         Callable[[str, int], re.Match[str] | None],
-                        Callable[[str, int, int], re.Match[str] | None] | None] | None = None
+                        Callable[[str, int, int], int] | None] | None = None
     #: (the chunk, whether ``_inline_code`` finds its stops with str.find) (optional)
     _inline_chunk: tuple[str, bool] | None = None
 
