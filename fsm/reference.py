@@ -1,6 +1,6 @@
 """The reference runner: the ``transitions`` machine itself, one trigger per character.
 
-About 7 µs a trigger, so it is for tests: the differential test holds the compiled
+About 4 µs a trigger, so it is for tests: the differential test holds the compiled
 runner to exactly what this runner does.
 
 One ``transitions.Machine`` is built per declaration and shared by every runner of it:
