@@ -9,10 +9,10 @@ each kind of row (forks, the reasoning twins of ``calls_in_reasoning="call"``, s
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import enum
 import functools
-import hashlib
 import re
 import sys
 import types
@@ -88,84 +88,138 @@ _FILLED_AS_IT_RUNS = frozenset({"_memo", "_last_end", "_partial", "_by_group", "
                                 "scanners", "taken", "decide", "decide_rest", "trees"})
 
 
-class _Digest:
-    """A digest of an object's value: what it holds, recursively (functions by their
-    code, defaults and closure; classes by their own attributes; patterns by their
-    text), never by identity, so that a structure made of shared parts and one made of
-    equal copies digest alike."""
+_LEAVES = (type(None), bool, int, float, str, bytes)
+_LEAF_KINDS = frozenset(_LEAVES)
+
+
+class _Same:
+    """Whether two objects hold the same value, what they hold compared recursively
+    (functions by their code, defaults and closure; classes by their own attributes;
+    patterns by their text), never by identity, so that a structure made of shared
+    parts and one made of equal copies are the same. Compared pairwise: an object is
+    the same as itself at once (what a machine shares with its twin is not walked), a
+    pair met again (shared parts, cycles) is taken as the same while it is compared.
+    ``trail`` says where the first difference found lies, from the inside out."""
 
     def __init__(self) -> None:
-        self.done: dict[int, bytes] = {}
-        self.active: set[int] = set()
-        self.alive: list[object] = []  # (keeps every digested object's id its own)
+        self.assumed: set[tuple[int, int]] = set()
+        self.alive: list[object] = []  # (keeps every compared object's id its own)
+        self.trail: list[str] = []
 
-    def __call__(self, obj: object) -> bytes:
-        key = id(obj)
-        got = self.done.get(key)
-        if got is not None:
-            return got
-        if key in self.active:  # a cycle (a class whose method's closure holds it)
-            return b"cycle:" + type(obj).__qualname__.encode()
-        self.active.add(key)
-        try:
-            parts = self._parts(obj)
-        finally:
-            self.active.discard(key)
-        got = hashlib.sha256(b"\0".join(parts)).digest()
-        self.done[key] = got
-        self.alive.append(obj)
-        return got
+    def __call__(self, a: object, b: object) -> bool:
+        if a is b:
+            return True
+        kind = type(a)
+        if kind is not type(b):
+            self.trail.append(f"{kind.__qualname__} against {type(b).__qualname__}")
+            return False
+        if kind in _LEAVES or isinstance(a, enum.Enum):
+            if repr(a) == repr(b):
+                return True
+            self.trail.append(f"{a!r} against {b!r}")
+            return False
+        key = (id(a), id(b))
+        if key in self.assumed:
+            return True
+        self.assumed.add(key)
+        self.alive += (a, b)
+        return self._same(a, b, kind)
 
-    def _parts(self, obj: object) -> list[bytes]:
-        kind = type(obj)
-        name = f"{kind.__module__}.{kind.__qualname__}".encode()
-        if obj is None or isinstance(obj, (bool, int, float, str, bytes, enum.Enum)):
-            return [name, repr(obj).encode()]
-        if isinstance(obj, (tuple, list)):
-            return [name, *map(self, obj)]
-        if isinstance(obj, dict):
-            return [name, *(self(k) + self(v) for k, v in obj.items())]
-        if isinstance(obj, (set, frozenset)):
-            return [name, *sorted(map(self, obj))]
-        if isinstance(obj, (re.Pattern, regex.Pattern)):
-            return [name, repr(obj.pattern).encode(), repr(obj.flags).encode()]
-        if isinstance(obj, types.FunctionType):
-            cells = tuple(c.cell_contents for c in obj.__closure__ or ())
-            return [name, obj.__module__.encode(), obj.__qualname__.encode(), self(obj.__code__),
-                    self(obj.__defaults__), self(obj.__kwdefaults__), self(cells)]
-        if isinstance(obj, types.CodeType):
-            return [name, obj.co_code, self(obj.co_consts), self(obj.co_names)]
-        if isinstance(obj, (types.BuiltinFunctionType, types.MethodType, types.MethodWrapperType)):
-            owner = getattr(obj, "__self__", None)
-            return [name, obj.__qualname__.encode(), b"" if isinstance(owner, types.ModuleType) else self(owner),
-                    self(getattr(obj, "__func__", None))]
-        if isinstance(obj, (types.MethodDescriptorType, types.WrapperDescriptorType, types.ClassMethodDescriptorType,
-                            types.GetSetDescriptorType, types.MemberDescriptorType)):
+    def _all(self, pairs: Any, where: str) -> bool:
+        for label, x, y in pairs:
+            if not self(x, y):
+                self.trail.append(f"{where}[{label!r}]")
+                return False
+        return True
+
+    def _same(self, a: Any, b: Any, kind: type) -> bool:
+        name = kind.__qualname__
+        if isinstance(a, (tuple, list)):
+            if all(type(x) in _LEAF_KINDS for x in a) and all(type(x) in _LEAF_KINDS for x in b):
+                # (a row's guards and actions, a class's characters: compared at once)
+                if a == b and list(map(type, a)) == list(map(type, b)):
+                    return True
+                self.trail.append(f"{a!r} against {b!r}")
+                return False
+            return (len(a) == len(b) or bool(self.trail.append(f"{name} of {len(a)} against {len(b)}"))) and \
+                self._all(((i, x, y) for i, (x, y) in enumerate(zip(a, b))), name)
+        if isinstance(a, dict):
+            if len(a) != len(b):
+                self.trail.append(f"{name} of {len(a)} against {len(b)}")
+                return False
+            return self._all(((i, ka, kb) for i, (ka, kb) in enumerate(zip(a, b))), name + " key") and \
+                self._all(((ka, a[ka], b[kb]) for ka, kb in zip(a, b)), name)
+        if isinstance(a, (set, frozenset)):
+            if all(type(x) in _LEAVES for x in a) and all(type(x) in _LEAVES for x in b):
+                return a == b or bool(self.trail.append(f"{sorted(map(repr, a ^ b))} in one {name} only"))
+            rest = list(b)
+            for x in a:  # (a partner for each: sets of objects are small)
+                partner = next((y for y in rest if _Same()(x, y)), None)
+                if partner is None:
+                    self.trail.append(f"{x!r} in one {name} only")
+                    return False
+                rest.remove(partner)
+                self(x, partner)
+            return not rest
+        if isinstance(a, (re.Pattern, regex.Pattern)):
+            return self(a.pattern, b.pattern) and self(a.flags, b.flags)
+        if isinstance(a, types.FunctionType):
+            return self._all((
+                ("module", a.__module__, b.__module__), ("name", a.__qualname__, b.__qualname__),
+                ("code", a.__code__, b.__code__), ("defaults", a.__defaults__, b.__defaults__),
+                ("kwdefaults", a.__kwdefaults__, b.__kwdefaults__),
+                ("closure", tuple(c.cell_contents for c in a.__closure__ or ()),
+                 tuple(c.cell_contents for c in b.__closure__ or ())),
+            ), a.__qualname__)
+        if isinstance(a, types.CodeType):
+            return self._all((("code", a.co_code, b.co_code), ("consts", a.co_consts, b.co_consts),
+                              ("names", a.co_names, b.co_names)), a.co_qualname)
+        if isinstance(a, (types.BuiltinFunctionType, types.MethodType, types.MethodWrapperType)):
+            owners = [getattr(x, "__self__", None) for x in (a, b)]
+            owners = [None if isinstance(o, types.ModuleType) else o for o in owners]
+            return self._all((("name", a.__qualname__, b.__qualname__), ("self", *owners),
+                              ("func", getattr(a, "__func__", None), getattr(b, "__func__", None))), name)
+        if isinstance(a, (types.MethodDescriptorType, types.WrapperDescriptorType, types.ClassMethodDescriptorType,
+                          types.GetSetDescriptorType, types.MemberDescriptorType)):
             # (a compiled class's methods and attributes: its code is its class's)
-            return [name, obj.__qualname__.encode(), f"{obj.__objclass__.__module__}.{obj.__objclass__.__qualname__}".encode()]
-        if isinstance(obj, functools.partial):
-            return [name, self(obj.func), self(obj.args), self(obj.keywords)]
-        if isinstance(obj, type):
-            own = {k: v for k, v in vars(obj).items() if not (k.startswith("__") and k.endswith("__"))}
-            return [name, f"{obj.__module__}.{obj.__qualname__}".encode(), *map(self, obj.__bases__),
-                    *(self(k) + self(v) for k, v in sorted(own.items()))]
-        if isinstance(obj, (types.ModuleType, staticmethod, classmethod, property, cached_property)):
-            return [name, repr(getattr(obj, "__name__", getattr(obj, "__func__", ""))).encode()]
-        fields: dict[str, object] = {}
-        if hasattr(obj, "__dict__"):
-            fields.update(vars(obj))
-        for slot in getattr(kind, "__slots__", ()):
-            if hasattr(obj, slot):
-                fields[slot] = getattr(obj, slot)
-        # A class mypyc compiled (the compiled build) keeps its attributes natively, with
-        # no __dict__ or __slots__; it lists them in __mypyc_attrs__ (its closures too).
-        for klass in kind.__mro__:
-            for attr in getattr(klass, "__mypyc_attrs__", ()):
-                if not attr.startswith("__") or attr == "__mypyc_env__":
-                    if hasattr(obj, attr):
-                        fields[attr] = getattr(obj, attr)
-        assert fields or dataclasses.is_dataclass(obj), f"no way to digest a {kind.__qualname__}"
-        return [name, *(self(k) + self(v) for k, v in sorted(fields.items()) if k not in _FILLED_AS_IT_RUNS)]
+            return self._all((("name", a.__qualname__, b.__qualname__),
+                              ("class", f"{a.__objclass__.__module__}.{a.__objclass__.__qualname__}",
+                               f"{b.__objclass__.__module__}.{b.__objclass__.__qualname__}")), name)
+        if isinstance(a, functools.partial):
+            return self._all((("func", a.func, b.func), ("args", a.args, b.args),
+                              ("keywords", a.keywords, b.keywords)), name)
+        if isinstance(a, type):
+            return self._all((("name", f"{a.__module__}.{a.__qualname__}", f"{b.__module__}.{b.__qualname__}"),
+                              ("bases", a.__bases__, b.__bases__), ("attributes", _own(a), _own(b))),
+                             a.__qualname__)
+        if isinstance(a, (types.ModuleType, staticmethod, classmethod, property, cached_property)):
+            return self(*(repr(getattr(x, "__name__", getattr(x, "__func__", ""))) for x in (a, b)))
+        return self._all((("fields", _fields(a), _fields(b)),), name)
+
+
+def _own(klass: type) -> dict[str, object]:
+    """A class's own attributes, by name."""
+    return dict(sorted((k, v) for k, v in vars(klass).items() if not (k.startswith("__") and k.endswith("__"))))
+
+
+def _fields(obj: object) -> dict[str, object]:
+    """An object's attributes, by name, but the caches it fills as it runs."""
+    kind = type(obj)
+    fields: dict[str, object] = {}
+    if hasattr(obj, "__dict__"):
+        fields.update(vars(obj))
+    for slot in getattr(kind, "__slots__", ()):
+        if hasattr(obj, slot):
+            fields[slot] = getattr(obj, slot)
+    # A class mypyc compiled (the compiled build) keeps its attributes natively, with
+    # no __dict__ or __slots__; it lists them in __mypyc_attrs__ (its closures too).
+    for klass in kind.__mro__:
+        for attr in getattr(klass, "__mypyc_attrs__", ()):
+            if not attr.startswith("__") or attr == "__mypyc_env__":
+                if hasattr(obj, attr):
+                    fields[attr] = getattr(obj, attr)
+    assert fields or dataclasses.is_dataclass(obj), f"no way to compare a {kind.__qualname__}"
+    return dict(sorted((k, v) for k, v in fields.items() if k not in _FILLED_AS_IT_RUNS))
 
 
 def _package_memos() -> list[Any]:
@@ -232,27 +286,38 @@ def test_a_machine_through_every_cache_is_the_machine_composed_with_none(names: 
     cold = _cold(warm.dialects, options)
     assert cold[0] is not warm.machine
     assert cold[0].decl == warm.machine.decl
-    digest = _Digest()
+    same = _Same()
     for made, cached in zip(cold, _sieve_parts(warm)):
-        assert digest(made) == digest(cached), type(made).__name__
+        assert same(made, cached), f"{type(made).__name__}: " + " in ".join(same.trail)
     # A matcher's alternation is compiled when first used (memoised by its text): each
     # is the pattern of its own alternation, cold or warm.
     for m in _matchers(cold[0]) + _matchers(warm.machine):
         assert m is None or not m._alts or m._load().pattern == m._alts
 
 
-def test_the_digest_tells_machines_apart() -> None:
-    """(The fingerprint above can fail: machines that differ digest apart, in their
-    declaration, their matchers and their table.)"""
-    digest = _Digest()
+def test_the_comparison_tells_machines_apart() -> None:
+    """(The comparison above can fail: machines that differ are told apart, in their
+    declaration, their matchers and their table; equal copies are not.)"""
     hermes, qwen = callsieve.Sieve(["hermes"]), callsieve.Sieve(["qwen3_coder"])
     strict = callsieve.Sieve(["hermes"], strict=True)
     parts = [_sieve_parts(s) for s in (hermes, qwen, strict)]
     for k in range(2):  # the machine, the table
-        assert len({digest(p[k]) for p in parts}) == 3
-    assert digest(parts[0][2]) != digest(parts[1][2])  # the whole-block readers (strict or not: alike)
-    assert digest(hermes.machine.matchers) != digest(qwen.machine.matchers)
-    assert digest(hermes.machine.decl) != digest(strict.machine.decl)
+        for i in range(3):
+            for j in range(3):
+                assert _Same()(parts[i][k], parts[j][k]) == (i == j)
+    assert not _Same()(parts[0][2], parts[1][2])  # the whole-block readers (strict or not: alike)
+    assert not _Same()(hermes.machine.matchers, qwen.machine.matchers)
+    differ = _Same()
+    assert not differ(hermes.machine.decl, strict.machine.decl) and differ.trail
+    # Equal copies are the same; a one-character difference deep inside is found, and
+    # where it lies is said.
+    decl = hermes.machine.decl
+    assert _Same()(decl, copy.deepcopy(decl))
+    changed = copy.deepcopy(decl)
+    last = changed.transitions[-1]
+    object.__setattr__(changed, "transitions", (*changed.transitions[:-1], dataclasses.replace(last, dest=last.dest + "x")))
+    told = _Same()
+    assert not told(decl, changed) and "x" in told.trail[0], told.trail
 
 
 # ------------------------------------------------------------ sieves of one machine

@@ -120,13 +120,23 @@ def test_reference_runners_share_one_machine_and_each_keeps_its_own_stream() -> 
                for trs in ev.transitions.values() for tr in trs)
 
 
+#: id(declaration) -> (it, the machine ``transitions``' own classes build from it, with
+#: no model): built once per declaration, as the reference runner's is (a machine of
+#: every dialect takes a few tenths of a second to build).
+_LIBRARY_MACHINES: dict[int, tuple[object, Any]] = {}
+
+
 def _library_read(parts: list[str], kw: dict[str, Any]) -> list[callsieve.Event]:
     """``parts`` read by a reference runner whose machine is built from ``transitions``'
     own classes (every row tried in turn, as the library does)."""
     from callsieve.machine import build_machine
 
     s = callsieve.Sieve(runner="reference", id_prefix="call_", **kw)
-    s.runner.machine = build_machine(s.machine.decl, None, library_classes=True)
+    decl = s.machine.decl
+    built = _LIBRARY_MACHINES.get(id(decl))
+    if built is None or built[0] is not decl:
+        built = _LIBRARY_MACHINES[id(decl)] = (decl, build_machine(decl, None, library_classes=True))
+    s.runner.machine = built[1]
     s.runner.machine.set_state(s.state, model=s.runner.ctx)
     out: list[callsieve.Event] = []
     for p in parts:
