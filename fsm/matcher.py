@@ -89,6 +89,53 @@ class Hit:
         self.fields = fields
 
 
+
+class WordFinder:
+    """Where the first word marker in ``s[i:j]`` begins (``finder(s, i, j)``), -1 if
+    none: a literal word by ``str.find`` with its ``\\w`` anchor asked of the character
+    before it, or any other word markers by a regex ``search``.
+
+    ``last`` is what the literal's last search found: ``(s, i, k)``, the first word at
+    or after ``i`` of the chunk ``s`` begins at ``k`` (``len(s)``: none). Scans read a
+    chunk forward, asking again and again between the same two words (every code span,
+    every stretch of prose after one): they are answered from it without a search, and
+    the hottest callers ask it inline, without the call (:meth:`known`'s test). (One
+    tuple in one slot: a finder is shared by the sieves of a machine, and a tuple is
+    replaced whole.)"""
+
+    __slots__ = ("word", "size", "search", "last")
+
+    def __init__(self, word: str, search: Callable[[str, int, int], "re.Match[str] | None"] | None) -> None:
+        self.word = word
+        self.size = len(word)
+        self.search = search
+        self.last: tuple[Any, int, int] = (None, 0, 0)
+
+    def __call__(self, s: str, i: int, j: int) -> int:
+        search = self.search
+        if search is not None:
+            m = search(s, i, j)
+            return m.start() if m is not None else -1
+        got = self.last
+        if got[0] is s and got[1] <= i <= got[2]:
+            k = got[2]
+        else:
+            word = self.word
+            k = s.find(word, i)
+            while k > 0 and (s[k - 1].isalnum() or s[k - 1] == "_"):  # (``\w``, as ``re`` reads it)
+                k = s.find(word, k + 1)
+            if k < 0:
+                k = len(s)
+            self.last = (s, i, k)
+        # (a later word ends later: none other lies in ``s[i:j]``)
+        return k if k + self.size <= j else -1
+
+    def known(self, s: str, i: int) -> int:
+        """Where the first word at or after ``i`` of ``s`` begins, as ``last`` knows it
+        (``len(s)``: none), or -1 where it does not know. (What the callers inline.)"""
+        got = self.last
+        return got[2] if got[0] is s and got[1] <= i <= got[2] else -1
+
 class Matcher:
     def __init__(self, entries: list[Entry]) -> None:
         self.entries = tuple(entries)
@@ -137,7 +184,7 @@ class Matcher:
         #: and compiling them all was half of what composing a machine cost.
         self._alts = "|".join(f"(?P<M{i}>{e.marker.pattern})" for i, e in enumerate(entries))
         self._partial: Any = None
-        self._word_finder: Callable[[str, int, int], int] | None = None
+        self._word_finder: WordFinder | None = None
         self._by_group: dict[int, Entry] = {}
         self._field_groups: tuple[str, ...] = ()
         if entries:
@@ -192,50 +239,20 @@ class Matcher:
             self.scan_rest = self.scan_other = ""
             self.word_scan = ""
 
-    def word_finder(self) -> Callable[[str, int, int], int] | None:
+    def word_finder(self) -> "WordFinder | None":
         """``find(s, i, j)``: where the first word marker (``word_scan``) in ``s[i:j]``
         begins, -1 if none; None where this context has no word marker. One anchored
         literal word (Phi-4's ``functools``) is found by ``str.find``, its anchor asked
         of the character before it, as ``word_scan``'s lookbehind asks: through prose
         that is several times faster than ``re``'s search for a literal prefix, which
-        read a tenth of prose fed whole with every dialect enabled."""
+        read a tenth of prose fed whole with every dialect enabled. (One finder per
+        context: its scans share what it found.)"""
         if not self.word_scan:
             return None
-        if self._word_finder is not None:
-            return self._word_finder  # (one per context: its scans share what it found)
-        if len(self.word_literals) == 1:
-            word = self.word_literals[0]
-            size = len(word)
-            # Where the first word at or after ``i`` of the chunk ``s`` begins (``k``,
-            # ``len(s)``: none): scans read a chunk forward, asking again and again
-            # between the same two words (every code span, every stretch of prose
-            # after one), and are answered from it without a search. (One tuple in one
-            # slot: a finder is shared by the sieves of a machine, and a tuple is
-            # replaced whole.)
-            last: list[tuple[Any, int, int]] = [(None, 0, 0)]
-
-            def find_literal(s: str, i: int, j: int) -> int:
-                got = last[0]
-                if got[0] is s and got[1] <= i <= got[2]:
-                    k = got[2]
-                else:
-                    k = s.find(word, i)
-                    while k > 0 and (s[k - 1].isalnum() or s[k - 1] == "_"):  # (``\w``, as ``re`` reads it)
-                        k = s.find(word, k + 1)
-                    if k < 0:
-                        k = len(s)
-                    last[0] = (s, i, k)
-                # (a later word ends later: none other lies in ``s[i:j]``)
-                return k if k + size <= j else -1
-            self._word_finder = find_literal
-            return find_literal
-        search = re.compile(self.word_scan).search
-
-        def find(s: str, i: int, j: int) -> int:
-            m = search(s, i, j)
-            return m.start() if m is not None else -1
-        self._word_finder = find
-        return find
+        if self._word_finder is None:
+            literal = self.word_literals[0] if len(self.word_literals) == 1 else ""
+            self._word_finder = WordFinder(literal, None if literal else re.compile(self.word_scan).search)
+        return self._word_finder
 
     def scan_pattern(self, stop_chars: str = "", start_chars: str | None = None) -> str:
         """A pattern matching at every stop character and at least wherever a marker

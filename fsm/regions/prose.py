@@ -45,7 +45,7 @@ from callsieve.native import mypyc_attr, trait
 from callsieve.events import Diagnostic, Text
 from callsieve.grammar.states import ALL, CLASSES, EOF_TRIGGER, RANK_RETURN, START, Listen, Region, StateDecl, but, on
 from callsieve.grammar.api import MAX_TAG_CHARS
-from callsieve.matcher import COMPLETE, Matcher
+from callsieve.matcher import COMPLETE, Matcher, WordFinder
 from callsieve.regions import LINE_TAIL, ModelBase
 from callsieve.regions.tag import TagModel
 
@@ -409,7 +409,7 @@ class _CodeScan:
             re.compile("[" + re.escape(m.end_chars) + "]").search if m.end_chars else None)
         self.symbol: Callable[[str, int, int], "re.Match[str] | None"] = re.compile(
             "[" + re.escape(symbols) + "]" if symbols else "(?!)").search
-        self.word: Callable[[str, int, int], int] | None = m.word_finder()
+        self.word: WordFinder | None = m.word_finder()
 
 
 #: Per code matcher: (it, its scan); the scans by the markers they read.
@@ -474,8 +474,14 @@ def _code_marker_in(scan: _CodeScan, s: str, a: int, b: int) -> int:
             found = k
             break
         x = scan.symbol(s, k + 1, b)
-    if scan.word is not None:
-        w = scan.word(s, a, b if found < 0 else found)
+    word = scan.word
+    if word is not None:
+        bound = b if found < 0 else found
+        got = word.last  # (``WordFinder.known``, inlined: asked for every code span)
+        if got[0] is s and got[1] <= a <= got[2]:
+            w = got[2] if got[2] + word.size <= bound else -1
+        else:
+            w = word(s, a, bound)
         if w >= 0:
             found = w
         elif b >= n - MAX_TAG_CHARS and n and _WORD_CHAR.match(s[-1]) is not None:
@@ -802,9 +808,14 @@ class ProseModel(TagModel):
                     if lt < 0:
                         lt = n
                 if word is not None:
-                    w = word(s, e, t)
-                    if w >= 0:
-                        t = w  # (a word marker: the runner's)
+                    got = word.last  # (``WordFinder.known``, inlined: asked after every span)
+                    if got[0] is s and got[1] <= e <= got[2]:
+                        if got[2] + word.size <= t:
+                            t = got[2]  # (a word marker: the runner's)
+                    else:
+                        w = word(s, e, t)
+                        if w >= 0:
+                            t = w
                 if t >= n:
                     break
             else:
@@ -1665,7 +1676,7 @@ class ProseModel(TagModel):
     #: ``_fc_asked``)
     _inline_scan: tuple[Matcher, Callable[[str, int], re.Match[str] | None],
                         Callable[[str, int], re.Match[str] | None],
-                        Callable[[str, int, int], int] | None] | None = None
+                        WordFinder | None] | None = None
     #: (the chunk, whether ``_inline_code`` finds its stops with str.find) (optional)
     _inline_chunk: tuple[str, bool] | None = None
 
