@@ -808,10 +808,10 @@ class ProseModel(TagModel):
                     if lt < 0:
                         lt = n
                 if word is not None:
-                    got = word.last  # (``WordFinder.known``, inlined: asked after every span)
-                    if got[0] is s and got[1] <= e <= got[2]:
-                        if got[2] + word.size <= t:
-                            t = got[2]  # (a word marker: the runner's)
+                    known = word.last  # (``WordFinder.known``, inlined: asked after every span)
+                    if known[0] is s and known[1] <= e <= known[2]:
+                        if known[2] + word.size <= t:
+                            t = known[2]  # (a word marker: the runner's)
                     else:
                         w = word(s, e, t)
                         if w >= 0:
