@@ -114,6 +114,13 @@ def test_a_word_finder_finds_what_the_word_scan_finds(parts: list[str], asks: li
     for i, j in asks:
         i, j = min(i, len(s)), min(j, len(s))
         m = scan.search(s, i, j)
+        # What the scans ask inline first (``known``): where the next word is, when the
+        # last search tells it; the word in s[i:j] is then there or nowhere.
+        known = find.known(s, i)
+        if known >= 0:
+            after = scan.search(s, i)
+            assert known == (after.start() if after is not None else len(s)), (s, i)
+            assert (known if known + find.size <= j else -1) == (m.start() if m is not None else -1), (s, i, j)
         assert find(s, i, j) == (m.start() if m is not None else -1), (s, i, j)
 
 
