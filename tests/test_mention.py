@@ -274,6 +274,17 @@ def _message_ends(names: tuple[str, ...]) -> list[str]:
     return [ex for d in resolve(list(names)) for h in d.headers for m in h.ends for ex in m.examples]
 
 
+def _framing(names: tuple[str, ...]) -> list[Any]:
+    """The enabled dialects' framing tokens and orphan tokens, as patterns: in reasoning
+    they ride in the reasoning's ``raw``, not its text (``Dialect.framing``)."""
+    import regex
+
+    from callsieve.grammar import resolve
+
+    ds = resolve(list(names))
+    return [regex.compile(m.pattern) for d in ds for m in (*d.framing, *(o for o, _code in d.orphans))]
+
+
 def _reasoning_families(names: tuple[str, ...]) -> list[tuple[str, str]]:
     from callsieve.grammar import resolve
 
@@ -284,7 +295,8 @@ def _reasoning_families(names: tuple[str, ...]) -> list[tuple[str, str]]:
 def test_a_call_wrapped_in_code_or_in_closed_reasoning_is_no_call(data: st.DataObject) -> None:
     """Any generated call of any enabled dialect, in a fence (longer than any run in
     it), a code span (the block on one line) or a closed reasoning section, is no call;
-    in reasoning its markup is the reasoning's text, whole."""
+    in reasoning its markup is the reasoning's text, whole (but for an enabled
+    dialect's framing tokens: the next test)."""
     names = tuple(sorted(data.draw(DIALECT_SETS)))
     d = REGISTRY[data.draw(st.sampled_from(names))]
     assert d.render is not None
@@ -297,6 +309,9 @@ def test_a_call_wrapped_in_code_or_in_closed_reasoning_is_no_call(data: st.DataO
     if kind == "reasoning":
         open_, close = data.draw(st.sampled_from(families))
         assume(close not in block and open_ not in block)
+        # (a framing token in the block, ERNIE's ``<response>`` in a value, is framing
+        # in reasoning too: its raw, not its text; pinned below)
+        assume(not any(p.search(block) for p in _framing(names)))
         doc = f"Hi {open_}Let me think: {block} no.{close}Done."
     elif kind == "span":
         ticks = "`" * (_longest_run(block, "`") + 1)
@@ -316,6 +331,22 @@ def test_a_call_wrapped_in_code_or_in_closed_reasoning_is_no_call(data: st.DataO
         # (item 9: reported, where the block opens with a marker code listens for)
         if any(ex in block for ex in _code_openers(names)):
             assert "markup_in_code" in codes(events)
+
+
+def test_a_framing_token_in_a_call_mentioned_in_reasoning_rides_in_its_raw() -> None:
+    """ERNIE's ``<response>`` written in a value of a call mentioned inside a closed
+    reasoning section: with ERNIE enabled it is framing there too (``Dialect.framing``:
+    in reasoning, in ``Reasoning.raw``), so the reasoning's text has the call without it;
+    without ERNIE it is text. The call is no call either way. (The property above drew
+    this case and expected the text whole: its oracle now leaves framing out.)"""
+    block = '<tool_call>\n{"name": "a", "arguments": {"a": "<response>"}}\n</tool_call>'
+    doc = f"Hi <seed:think>Let me think: {block} no.</seed:think>Done."
+    for names, shown in ((["hermes", "seed_oss"], block), (["ernie45", "seed_oss"], block.replace("<response>", ""))):
+        for parts in ([doc], list(doc)):
+            events = run(parts, dialects=names)
+            assert calls(events) == [] and texts(events) == "Hi Done."
+            assert reasoning_text(events) == f"Let me think: {shown} no."
+            assert "".join(e.raw for e in events) == doc
 
 
 def _code_openers(names: tuple[str, ...]) -> list[str]:
