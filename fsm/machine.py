@@ -1473,6 +1473,7 @@ def _reference_classes() -> type:
     still a seventh of the test suite's CPU; these take it from ~16 to ~9 µs a character
     with every dialect, 3-character chunks)."""
     import itertools
+    import logging
 
     from transitions import Machine as TMachine
     from transitions.core import Condition, Event, EventData, Transition as TTransition
@@ -1552,7 +1553,12 @@ def _reference_classes() -> type:
                     raise
             finally:
                 if machine.finalize_event:
-                    machine.callbacks(machine.finalize_event, event_data)
+                    try:
+                        machine.callbacks(machine.finalize_event, event_data)
+                    except BaseException as err:  # (as the library: logged, not raised)
+                        logging.getLogger("transitions.core").error(
+                            "%sWhile executing finalize callbacks a %s occurred: %s.", machine.name,
+                            type(err).__name__, str(err))
             return event_data.result
 
         def _process(self, event_data: Any) -> bool:

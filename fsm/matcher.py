@@ -89,7 +89,6 @@ class Hit:
         self.fields = fields
 
 
-
 class WordFinder:
     """Where the first word marker in ``s[i:j]`` begins (``finder(s, i, j)``), -1 if
     none: a literal word by ``str.find`` with its ``\\w`` anchor asked of the character
@@ -135,6 +134,7 @@ class WordFinder:
         (``len(s)``: none), or -1 where it does not know. (What the callers inline.)"""
         got = self.last
         return got[2] if got[0] is s and got[1] <= i <= got[2] else -1
+
 
 class Matcher:
     def __init__(self, entries: list[Entry]) -> None:
